@@ -1,0 +1,33 @@
+"""Suite-wide pytest configuration: options (one place, with help), markers, Hypothesis profiles.
+
+Importing ``kernels`` first fixes the Triton mode: on a machine without a GPU the interpreter is
+switched on before any ``@triton.jit`` decoration.
+"""
+import kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
+from fuzz import profiles
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mxfp4-fuzz", "MXFP4 GEMM fuzzing")
+    group.addoption(
+        "--profile",
+        choices=sorted(profiles.PROFILES),
+        default=None,
+        help="Hypothesis effort profile: smoke (default on CPU), ci, deep, gpu (default where a GPU is visible).",
+    )
+    group.addoption(
+        "--aiter",
+        choices=("auto", "real", "emulated"),
+        default="auto",
+        help="Which aiter to use: the real package when importable (auto), or force real/emulated.",
+    )
+
+
+def pytest_configure(config):
+    profiles.load(config.getoption("--profile"))
+
+
+def pytest_report_header(config):
+    from kernels.platform import detect
+
+    return [f"mxfp4-fuzz: {detect().describe()}, hypothesis profile {profiles.active()}"]

@@ -1,0 +1,39 @@
+"""Hypothesis settings profiles, chosen with ``--profile``.
+
+smoke: the default on CPU, a quick pre-submission check; ci: more examples, still CPU-sized;
+deep: long exploration; gpu: compiled kernels are fast, so many more examples.
+"""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, Phase, settings
+
+_COMMON = dict(
+    deadline=None,  # interpreter timings vary by an order of magnitude between first and later calls
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=True,
+)
+PROFILES = {
+    "smoke": dict(max_examples=12, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]),
+    "ci": dict(max_examples=30),
+    "deep": dict(max_examples=400),
+    "gpu": dict(max_examples=200),
+}
+_active = "smoke"
+
+for _name, _kw in PROFILES.items():
+    settings.register_profile(_name, **{**_COMMON, **_kw})
+
+
+def load(name: str | None) -> None:
+    """Load a profile; None picks gpu where a GPU is visible, smoke elsewhere."""
+    global _active
+    if name is None:
+        from kernels.platform import detect
+
+        name = "smoke" if detect().tier == "cpu" else "gpu"
+    settings.load_profile(name)
+    _active = name
+
+
+def active() -> str:
+    return _active

@@ -1,0 +1,52 @@
+"""Where are we running? One place answers: interpreter / CUDA / HIP arch / aiter real or emulated.
+
+Importing this module before any ``@triton.jit`` decoration matters: Triton decides at decoration
+time whether a kernel is interpreted, so on a machine without a GPU we switch the interpreter on here.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+
+def _gpu_visible() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return False
+    return bool(torch.cuda.is_available())
+
+
+if not _gpu_visible():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@dataclass(frozen=True)
+class Platform:
+    tier: str  # "cpu" | "nvidia" | "amd"
+    interpreter: bool
+    device: str  # torch device string for tensors
+    arch: str  # "cpu", "sm_90", "gfx950", ...
+
+    @property
+    def is_gfx950(self) -> bool:
+        return self.arch.startswith("gfx950")
+
+    def describe(self) -> str:
+        mode = "Triton interpreter" if self.interpreter else "compiled Triton"
+        return f"{self.tier} tier ({self.arch}, {mode})"
+
+
+@functools.lru_cache(maxsize=None)
+def detect() -> Platform:
+    import torch
+
+    interpreter = os.environ.get("TRITON_INTERPRET", "0") == "1"
+    if not torch.cuda.is_available():
+        return Platform("cpu", True, "cpu", "cpu")
+    props = torch.cuda.get_device_properties(0)
+    if getattr(torch.version, "hip", None):
+        arch = getattr(props, "gcnArchName", "gfx").split(":")[0]
+        return Platform("amd", interpreter, "cuda", arch)
+    return Platform("nvidia", interpreter, "cuda", f"sm_{props.major}{props.minor}")
