@@ -1,0 +1,139 @@
+"""The fused Triton path: bf16 A is quantized to MXFP4 inside the kernel, preshuffled B bytes and
+shuffled E8M0 scales are unshuffled in registers, and ``tl.dot_scaled`` accumulates in fp32.
+
+Optional K striping (split-K): each stripe writes an fp32 partial [M, N] and a fold (kernels.fold)
+reduces them with one RNE rounding. Without striping the kernel rounds to bf16 itself.
+
+Tails: rows >= M, columns >= N and K elements >= K are masked; B scale bytes beyond K (the padding
+of ``e8m0_shuffle``, uninitialised memory in the real task) are replaced by 127 so that a NaN byte
+there cannot poison the zero codes it multiplies.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from kernels import configs
+from kernels.fold import fold_partials
+from kernels.triton_blocks import (
+    mxfp4_quant_gfx950,
+    mxfp4_quant_portable,
+    unshuffle_b_scales_tile,
+    unshuffle_b_tile,
+)
+
+QUANTIZERS = ("portable", "gfx950")
+NEUTRAL_SCALE = 127  # 2^0: what a padding scale byte becomes where the codes are masked to zero
+
+
+@triton.jit
+def fused_mxfp4_gemm_kernel(
+    a_ptr, w_ptr, s_ptr, y_ptr,
+    M, N, K, SCALE_COLS,
+    stride_am, stride_ak, stride_wn, stride_wk, stride_sn, stride_sk,
+    stride_ys, stride_ym, stride_yn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    SPLITS: tl.constexpr, SPLIT_K: tl.constexpr, QUANTIZER: tl.constexpr, CACHE_MODIFIER: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    pid_s = pid % SPLITS
+    tile = pid // SPLITS
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m = tile // num_n
+    pid_n = tile % num_n
+
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    row16 = pid_n * (BLOCK_N // 16) + tl.arange(0, BLOCK_N // 16)  # 16-row blocks of the shuffled weight
+    row32 = pid_n * (BLOCK_N // 32) + tl.arange(0, BLOCK_N // 32)  # 32-row blocks of the shuffled scales
+    offs_k = tl.arange(0, BLOCK_K)
+    offs_wk = tl.arange(0, BLOCK_K * 8)  # BLOCK_K/2 bytes per row x 16 rows per shuffled row
+    offs_g = tl.arange(0, BLOCK_K // 32)
+
+    k_begin = pid_s * SPLIT_K
+    k_end = tl.minimum(k_begin + SPLIT_K, K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(k_begin, k_end, BLOCK_K):
+        a_mask = (rows[:, None] < M) & (k0 + offs_k[None, :] < K)
+        a = tl.load(a_ptr + rows[:, None] * stride_am + (k0 + offs_k[None, :]) * stride_ak, mask=a_mask, other=0.0)
+        if QUANTIZER == "gfx950":
+            a_q, a_s = mxfp4_quant_gfx950(a, BLOCK_M, BLOCK_K)
+        else:
+            a_q, a_s = mxfp4_quant_portable(a, BLOCK_M, BLOCK_K)
+
+        w_mask = (row16[:, None] < N // 16) & (k0 * 8 + offs_wk[None, :] < K * 8)
+        w = tl.load(w_ptr + row16[:, None] * stride_wn + (k0 * 8 + offs_wk[None, :]) * stride_wk,
+                    mask=w_mask, other=0, cache_modifier=CACHE_MODIFIER)
+        b_q = unshuffle_b_tile(w, BLOCK_N, BLOCK_K)
+
+        s_mask = (row32[:, None] * 32 < N) & (k0 + offs_k[None, :] < SCALE_COLS)
+        s = tl.load(s_ptr + row32[:, None] * stride_sn + (k0 + offs_k[None, :]) * stride_sk,
+                    mask=s_mask, other=NEUTRAL_SCALE, cache_modifier=CACHE_MODIFIER)
+        b_s = unshuffle_b_scales_tile(s, BLOCK_N, BLOCK_K)
+        b_s = tl.where((k0 // 32 + offs_g[None, :]) < K // 32, b_s, NEUTRAL_SCALE)
+
+        acc = tl.dot_scaled(a_q, a_s, "e2m1", b_q, b_s, "e2m1", acc)
+
+    y_mask = (rows[:, None] < M) & (cols[None, :] < N)
+    y_ptrs = y_ptr + pid_s * stride_ys + rows[:, None].to(tl.int64) * stride_ym + cols[None, :] * stride_yn
+    if SPLITS == 1:
+        tl.store(y_ptrs, bf16_bits_rne(acc), mask=y_mask)  # y_ptr is the uint16 view of the bf16 output
+    else:
+        tl.store(y_ptrs, acc, mask=y_mask)
+
+
+@triton.jit
+def bf16_bits_rne(x):
+    """fp32 -> bf16 bit patterns (uint16), round to nearest even, NaN -> 0x7FC0. Done with integer ops
+    because the interpreter's ``.to(tl.bfloat16)`` truncates while compiled code rounds."""
+    w = x.to(tl.uint32, bitcast=True)
+    rounded = (w + 0x7FFF + ((w >> 16) & 1)) >> 16
+    return tl.where((w & 0x7FFFFFFF) > 0x7F800000, 0x7FC0, rounded).to(tl.uint16)
+
+
+def _check_operands(A: torch.Tensor, B_shuffle: torch.Tensor, B_scale_sh: torch.Tensor, n: int):
+    if A.dim() != 2 or A.dtype != torch.bfloat16:
+        raise TypeError(f"A must be a 2-D bf16 tensor, got {A.dtype} with shape {tuple(A.shape)}")
+    m, k = A.shape
+    if k % 32 or n % 32:
+        raise ValueError(f"the fused path needs K % 32 == 0 and N % 32 == 0, got N={n}, K={k}")
+    if B_shuffle.shape != (n, k // 2) or B_shuffle.element_size() != 1:
+        raise ValueError(f"B_shuffle must be [N, K/2] = [{n}, {k // 2}] bytes, got {tuple(B_shuffle.shape)}")
+    rows_pad, cols_pad = B_scale_sh.shape
+    if rows_pad % 256 or cols_pad % 8 or rows_pad < n or cols_pad * 32 < k:
+        raise ValueError(f"B_scale_sh {tuple(B_scale_sh.shape)} is not an e8m0_shuffle output for N={n}, K={k}")
+
+
+def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None = None,
+               quantizer: str = "portable", fold_backend: str = "auto") -> torch.Tensor:
+    """y = MXFP4(A) @ MXFP4(B)^T as bf16 [M, N], in one kernel (plus a fold when the config splits K)."""
+    if quantizer not in QUANTIZERS:
+        raise ValueError(f"quantizer must be one of {QUANTIZERS}, got {quantizer!r}")
+    _check_operands(A, B_shuffle, B_scale_sh, n)
+    m, k = A.shape
+    cfg = cfg or configs.choose(m, n, k)
+    configs.validate(cfg, m, n, k)
+    w = B_shuffle.view(torch.uint8).reshape(n // 16, k * 8)
+    rows_pad, cols_pad = B_scale_sh.shape
+    s = B_scale_sh.view(torch.uint8).reshape(rows_pad // 32, cols_pad * 32)
+    if cfg.splits > 1:
+        out = torch.empty((cfg.splits, m, n), dtype=torch.float32, device=A.device)
+        strides = out.stride()
+    else:
+        out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
+        strides = (0,) + out.stride()
+    if quantizer == "gfx950":
+        from reference.emulation import gfx950_asm
+
+        gfx950_asm.install()  # no-op unless interpreting
+    fused_mxfp4_gemm_kernel[cfg.grid(m, n)](
+        A, w, s, out if cfg.splits > 1 else out.view(torch.uint16), m, n, k, cols_pad * 32,
+        A.stride(0), A.stride(1), w.stride(0), w.stride(1), s.stride(0), s.stride(1), *strides,
+        BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
+        SPLITS=cfg.splits, SPLIT_K=cfg.split_k or k, QUANTIZER=quantizer, CACHE_MODIFIER=cfg.cache_modifier,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )
+    if cfg.splits > 1:
+        return fold_partials(out, backend=fold_backend)
+    return out
