@@ -10,12 +10,15 @@ there cannot poison the zero codes it multiplies.
 """
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
 
-from kernels import configs
+from kernels import configs, platform
 from kernels.fold import fold_partials
+from kernels.path import FunctionPath, RunInfo
 from kernels.triton_blocks import (
     mxfp4_quant_gfx950,
     mxfp4_quant_portable,
@@ -92,6 +95,15 @@ def bf16_bits_rne(x):
     return tl.where((w & 0x7FFFFFFF) > 0x7F800000, 0x7FC0, rounded).to(tl.uint16)
 
 
+def _install_asm_model_if_interpreting(quantizer: str) -> None:
+    """The interpreter cannot run inline asm; our instruction model stands in (never on a real GPU,
+    so a bundled submission does not need reference/)."""
+    if quantizer == "gfx950" and platform.detect().interpreter:
+        from reference.emulation import gfx950_asm
+
+        gfx950_asm.install()
+
+
 def _check_operands(A: torch.Tensor, B_shuffle: torch.Tensor, B_scale_sh: torch.Tensor, n: int):
     if A.dim() != 2 or A.dtype != torch.bfloat16:
         raise TypeError(f"A must be a 2-D bf16 tensor, got {A.dtype} with shape {tuple(A.shape)}")
@@ -123,10 +135,7 @@ def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None
     else:
         out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
         strides = (0,) + out.stride()
-    if quantizer == "gfx950":
-        from reference.emulation import gfx950_asm
-
-        gfx950_asm.install()  # no-op unless interpreting
+    _install_asm_model_if_interpreting(quantizer)
     fused_mxfp4_gemm_kernel[cfg.grid(m, n)](
         A, w, s, out if cfg.splits > 1 else out.view(torch.uint16), m, n, k, cols_pad * 32,
         A.stride(0), A.stride(1), w.stride(0), w.stride(1), s.stride(0), s.stride(1), *strides,
@@ -137,3 +146,77 @@ def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None
     if cfg.splits > 1:
         return fold_partials(out, backend=fold_backend)
     return out
+
+
+@triton.jit
+def quantize_tile_kernel(a_ptr, q_ptr, s_ptr, M, K, stride_am, stride_ak,
+                         BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, QUANTIZER: tl.constexpr):
+    """The fused kernel's in-register quantizer, run alone: the stage check compares its bytes."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    k0 = tl.program_id(1) * BLOCK_K
+    offs_k = k0 + tl.arange(0, BLOCK_K)
+    mask = (rows[:, None] < M) & (offs_k[None, :] < K)
+    a = tl.load(a_ptr + rows[:, None] * stride_am + offs_k[None, :] * stride_ak, mask=mask, other=0.0)
+    if QUANTIZER == "gfx950":
+        a_q, a_s = mxfp4_quant_gfx950(a, BLOCK_M, BLOCK_K)
+    else:
+        a_q, a_s = mxfp4_quant_portable(a, BLOCK_M, BLOCK_K)
+    offs_b = k0 // 2 + tl.arange(0, BLOCK_K // 2)
+    tl.store(q_ptr + rows[:, None] * (K // 2) + offs_b[None, :], a_q, mask=(rows[:, None] < M) & (offs_b[None, :] < K // 2))
+    offs_g = k0 // 32 + tl.arange(0, BLOCK_K // 32)
+    tl.store(s_ptr + rows[:, None] * (K // 32) + offs_g[None, :], a_s, mask=(rows[:, None] < M) & (offs_g[None, :] < K // 32))
+
+
+def quantize_a(A: torch.Tensor, quantizer: str = "portable"):
+    """(packed uint8 [M, K/2], scales uint8 [M, K/32]) exactly as the fused kernel quantizes A."""
+    if quantizer not in QUANTIZERS:
+        raise ValueError(f"quantizer must be one of {QUANTIZERS}, got {quantizer!r}")
+    m, k = A.shape
+    packed = torch.empty((m, k // 2), dtype=torch.uint8, device=A.device)
+    scales = torch.empty((m, k // 32), dtype=torch.uint8, device=A.device)
+    _install_asm_model_if_interpreting(quantizer)
+    block_m, block_k = 16, 256
+    grid = (triton.cdiv(m, block_m), triton.cdiv(k, block_k))
+    quantize_tile_kernel[grid](A, packed, scales, m, k, A.stride(0), A.stride(1),
+                               BLOCK_M=block_m, BLOCK_K=block_k, QUANTIZER=quantizer)
+    return packed, scales
+
+
+def default_quantizer() -> str:
+    """gfx950's conversion instruction where it exists, the portable quantizer elsewhere;
+    MXFP4_FUZZ_QUANTIZER=portable|gfx950 forces one (gfx950 runs on the instruction model in the
+    interpreter)."""
+    forced = os.environ.get("MXFP4_FUZZ_QUANTIZER")
+    if forced:
+        if forced not in QUANTIZERS:
+            raise ValueError(f"MXFP4_FUZZ_QUANTIZER must be one of {QUANTIZERS}, got {forced!r}")
+        return forced
+    return "gfx950" if platform.detect().is_gfx950 else "portable"
+
+
+def requirements() -> tuple[bool, str]:
+    plat = platform.detect()
+    if plat.tier == "nvidia" and default_quantizer() == "gfx950":
+        return False, "the gfx950 quantizer's inline asm cannot compile for NVIDIA"
+    if plat.interpreter and not _interpreter_has_dot_scaled():
+        return False, f"triton {triton.__version__}'s interpreter has no tl.dot_scaled (needs >= 3.8)"
+    return True, f"fused Triton kernel on {plat.describe()}"
+
+
+def _interpreter_has_dot_scaled() -> bool:
+    from triton.runtime import interpreter
+
+    return hasattr(interpreter.InterpreterBuilder, "create_dot_scaled")
+
+
+def run(data) -> tuple[torch.Tensor, RunInfo]:
+    A, _, _, B_shuffle, B_scale_sh = data
+    n = B_shuffle.shape[0]
+    m, k = A.shape
+    cfg = configs.choose(m, n, k)
+    quantizer = default_quantizer()
+    y = fused_gemm(A, B_shuffle, B_scale_sh, n, cfg, quantizer)
+    return y, RunInfo("fused", cfg.describe(), cfg.splits, "rne", {"quantizer": quantizer})
+
+
+PATH = FunctionPath("fused", requirements, run)

@@ -50,3 +50,12 @@ def detect() -> Platform:
         arch = getattr(props, "gcnArchName", "gfx").split(":")[0]
         return Platform("amd", interpreter, "cuda", arch)
     return Platform("nvidia", interpreter, "cuda", f"sm_{props.major}{props.minor}")
+
+
+def aiter_kind() -> str:
+    """"real", "emulated" (our reference model under reference/emulation) or "missing"."""
+    try:
+        import aiter
+    except ImportError:
+        return "missing"
+    return "emulated" if "reference/emulation" in (getattr(aiter, "__file__", "") or "").replace("\\", "/") else "real"
