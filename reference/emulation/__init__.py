@@ -1,0 +1,1 @@
+"""Software stand-ins for hardware and library behaviour that this machine cannot run."""
