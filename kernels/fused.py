@@ -27,7 +27,7 @@ from kernels.triton_blocks import (
 )
 
 QUANTIZERS = ("portable", "gfx950")
-NEUTRAL_SCALE = 127  # 2^0: what a padding scale byte becomes where the codes are masked to zero
+NEUTRAL_SCALE = tl.constexpr(127)  # 2^0: what a padding scale byte becomes where the codes are masked to zero
 
 
 @triton.jit
