@@ -16,10 +16,11 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels import configs, platform
+from kernels import alloc, configs, platform
 from kernels.fold import fold_partials
 from kernels.path import FunctionPath, RunInfo
 from kernels.triton_blocks import (
+    bf16_bits_rne,
     mxfp4_quant_gfx950,
     mxfp4_quant_portable,
     unshuffle_b_scales_tile,
@@ -86,15 +87,6 @@ def fused_mxfp4_gemm_kernel(
         tl.store(y_ptrs, acc, mask=y_mask)
 
 
-@triton.jit
-def bf16_bits_rne(x):
-    """fp32 -> bf16 bit patterns (uint16), round to nearest even, NaN -> 0x7FC0. Done with integer ops
-    because the interpreter's ``.to(tl.bfloat16)`` truncates while compiled code rounds."""
-    w = x.to(tl.uint32, bitcast=True)
-    rounded = (w + 0x7FFF + ((w >> 16) & 1)) >> 16
-    return tl.where((w & 0x7FFFFFFF) > 0x7F800000, 0x7FC0, rounded).to(tl.uint16)
-
-
 def _install_asm_model_if_interpreting(quantizer: str) -> None:
     """The interpreter cannot run inline asm; our instruction model stands in (never on a real GPU,
     so a bundled submission does not need reference/)."""
@@ -130,10 +122,10 @@ def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None
     rows_pad, cols_pad = B_scale_sh.shape
     s = B_scale_sh.view(torch.uint8).reshape(rows_pad // 32, cols_pad * 32)
     if cfg.splits > 1:
-        out = torch.empty((cfg.splits, m, n), dtype=torch.float32, device=A.device)
+        out = alloc.empty((cfg.splits, m, n), torch.float32, A.device)
         strides = out.stride()
     else:
-        out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
+        out = alloc.empty((m, n), torch.bfloat16, A.device)
         strides = (0,) + out.stride()
     _install_asm_model_if_interpreting(quantizer)
     fused_mxfp4_gemm_kernel[cfg.grid(m, n)](

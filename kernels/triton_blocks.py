@@ -149,3 +149,12 @@ def unshuffle_b_scales_tile(s_tile, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr
     # ... to [r // 32, (r % 32) // 16, r % 16, c // 8, (c % 8) // 4, c % 4], i.e. row-major [r, c].
     ordered = tl.permute(chunks, (0, 5, 3, 1, 4, 2))
     return tl.reshape(ordered, (BLOCK_N, BLOCK_K // 32))
+
+
+@triton.jit
+def bf16_bits_rne(x):
+    """fp32 -> bf16 bit patterns (uint16), round to nearest even, NaN -> 0x7FC0. Done with integer ops
+    because the interpreter's ``.to(tl.bfloat16)`` truncates while compiled code rounds."""
+    w = x.to(tl.uint32, bitcast=True)
+    rounded = (w + 0x7FFF + ((w >> 16) & 1)) >> 16
+    return tl.where((w & 0x7FFFFFFF) > 0x7F800000, 0x7FC0, rounded).to(tl.uint16)

@@ -410,20 +410,16 @@ def test_triton_fold_compiles_for_gpus_without_bf16_casts(monkeypatch, tmp_path,
     import triton
     import triton.backends
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.runtime.jit import JITFunction
 
+    from kernels.aot import compile_kernel
     from kernels.fold import triton_fold
 
     if {"hip": "amd", "cuda": "nvidia"}[backend] not in triton.backends.backends:
         pytest.skip(f"this Triton build has no {backend} backend")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
-    # Under TRITON_INTERPRET the decorated object is an interpreter wrapper; compile the plain function.
-    fn = JITFunction(triton_fold._fold_kernel.fn)
     sig = {"p_ptr": "*fp32", "out_ptr": "*u16", "n": "i32", "slice_stride": "i32", "S": "i32", "BLOCK": "constexpr"}
-    k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs={"BLOCK": triton_fold.BLOCK}),
-                       target=GPUTarget(backend, arch, warp))
+    k = compile_kernel(triton_fold._fold_kernel, sig, {"BLOCK": triton_fold.BLOCK}, GPUTarget(backend, arch, warp))
     ttir = k.asm["ttir"]
     assert "bf16" not in ttir, "a float->bf16 cast would round differently in the interpreter"
     assert re.search(r"tt\.store .*tt\.ptr<i16>", ttir)

@@ -13,6 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.triton_blocks import bf16_bits_rne
+
 BLOCK = 1024
 
 
@@ -25,12 +27,7 @@ def _fold_kernel(p_ptr, out_ptr, n, slice_stride, S, BLOCK: tl.constexpr):
     for _ in range(1, S):
         ptr += slice_stride
         acc += tl.load(ptr, mask=mask, other=0.0)
-    w = acc.to(tl.uint32, bitcast=True)
-    rne = (w + 0x7FFF + ((w >> 16) & 1)) >> 16
-    # The carry above would turn some NaNs into Inf (or wrap to 0); every NaN becomes canonical 0x7FC0.
-    is_nan = (w & 0x7FFFFFFF) > 0x7F800000
-    bits = tl.where(is_nan, 0x7FC0, rne)
-    tl.store(out_ptr + offs, bits.to(tl.uint16), mask=mask)
+    tl.store(out_ptr + offs, bf16_bits_rne(acc), mask=mask)
 
 
 def triton_fold(partials: torch.Tensor, out: torch.Tensor) -> None:
