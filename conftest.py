@@ -23,6 +23,33 @@ def pytest_addoption(parser):
     )
 
 
+    group.addoption(
+        "--replay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="Run only the saved corpus case(s) in FILE (fuzz/corpus/<id>.json), as printed on a failure card.",
+    )
+
+
+def pytest_generate_tests(metafunc):
+    if "corpus_case" in metafunc.fixturenames:
+        from fuzz import corpus
+
+        files = metafunc.config.getoption("--replay")
+        cases = [corpus.load(f).case for f in files] if files else list(corpus.iter_corpus())
+        metafunc.parametrize("corpus_case", cases, ids=[c.id() for c in cases])
+
+
+def pytest_collection_modifyitems(config, items):
+    """Saved failures first; with --replay, nothing but them."""
+    replay = [i for i in items if "corpus_case" in getattr(i, "fixturenames", ())]
+    if config.getoption("--replay"):
+        items[:] = replay
+    else:
+        items[:] = replay + [i for i in items if i not in replay]
+
+
 def pytest_configure(config):
     profiles.load(config.getoption("--profile"))
 

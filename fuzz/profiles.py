@@ -18,6 +18,13 @@ PROFILES = {
     "deep": dict(max_examples=400),
     "gpu": dict(max_examples=200),
 }
+# Shape caps per profile: the CPU interpreter costs ~0.1 s per program, so smoke stays tiny.
+SHAPE_CAPS = {
+    "smoke": dict(max_m=16, max_n=128, max_k=512),
+    "ci": dict(max_m=24, max_n=192, max_k=768),
+    "deep": dict(max_m=40, max_n=256, max_k=1024),
+    "gpu": dict(max_m=256, max_n=2048, max_k=4096),
+}
 _active = "smoke"
 
 for _name, _kw in PROFILES.items():
@@ -37,3 +44,12 @@ def load(name: str | None) -> None:
 
 def active() -> str:
     return _active
+
+
+def shape_caps() -> dict:
+    """The (max_m, max_n, max_k) caps of the active profile."""
+    return SHAPE_CAPS[_active]
+
+
+def max_examples() -> int:
+    return PROFILES[_active]["max_examples"]

@@ -1,0 +1,80 @@
+"""The shipped mutants of kernels/: the historical bug classes of amd-mxfp4-mm submissions, each a
+one-place source edit. ``pytest fuzz --mutants`` (or ``python -m fuzz.mutants``) applies each to a
+copy of the package and runs the fuzz suite against it; a mutant is killed when the suite fails.
+"""
+from __future__ import annotations
+
+import pathlib
+import shutil
+from dataclasses import dataclass
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+class StaleMutant(RuntimeError):
+    """The text a mutant edits is no longer in kernels/ exactly once: update the mutant."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    bug_class: str
+    file: str  # relative to the repo root
+    old: str
+    new: str
+
+    def apply(self, root: pathlib.Path) -> None:
+        path = root / self.file
+        text = path.read_text()
+        if text.count(self.old) != 1:
+            raise StaleMutant(f"mutant {self.name}: {self.old!r} occurs {text.count(self.old)} times in {self.file}")
+        path.write_text(text.replace(self.old, self.new))
+
+
+MUTANTS = (
+    Mutant("ties_up", "e2m1 ties rounded away from zero (pre-#975 aiter)", "kernels/triton_blocks.py",
+           "(bits + 0xC1000000 + 0x1FFFFF + odd_mantissa) >> 22", "(bits + 0xC1000000 + 0x200000) >> 22"),
+    Mutant("floor_scale", "FLOOR (OCP) scale rule instead of aiter's EVEN", "kernels/triton_blocks.py",
+           "rounded = (amax.to(tl.uint32, bitcast=True) + 0x200000) & 0xFF800000",
+           "rounded = amax.to(tl.uint32, bitcast=True) & 0xFF800000"),
+    Mutant("byte0_as_zero", "E8M0 byte 0 decoded as 0 (tiny blocks vanish)", "kernels/fused.py",
+           "acc = tl.dot_scaled(a_q, a_s, \"e2m1\", b_q, b_s, \"e2m1\", acc)",
+           "a_q = tl.where(tl.reshape(tl.broadcast_to(a_s[:, :, None], (BLOCK_M, BLOCK_K // 32, 16)), (BLOCK_M, BLOCK_K // 2)) == 0, 0, a_q)\n"
+           "        acc = tl.dot_scaled(a_q, a_s, \"e2m1\", b_q, b_s, \"e2m1\", acc)"),
+    Mutant("k_tail_dropped", "last partial K block dropped when K % BLOCK_K != 0", "kernels/fused.py",
+           "for k0 in range(k_begin, k_end, BLOCK_K):", "for k0 in range(k_begin, k_end - BLOCK_K + 1, BLOCK_K):"),
+    Mutant("split_bytes_for_elements", "split-K stripe start in bytes where elements are meant", "kernels/fused.py",
+           "k_begin = pid_s * SPLIT_K", "k_begin = pid_s * (SPLIT_K // 2)"),
+    Mutant("last_split_not_folded", "the fold skips the last K stripe", "kernels/fused.py",
+           "return fold_partials(out, backend=fold_backend)", "return fold_partials(out[:-1], backend=fold_backend)"),
+    Mutant("uninitialised_partials", "a split-K workspace slice that no program writes is folded", "kernels/fused.py",
+           "out = alloc.empty((cfg.splits, m, n), torch.float32, A.device)",
+           "out = alloc.empty((cfg.splits + 1, m, n), torch.float32, A.device)"),
+    Mutant("scale_permutation_swapped", "two axes swapped in the scale unshuffle", "kernels/triton_blocks.py",
+           "ordered = tl.permute(chunks, (0, 5, 3, 1, 4, 2))", "ordered = tl.permute(chunks, (0, 5, 3, 1, 2, 4))"),
+    Mutant("weight_permutation_swapped", "16x16 weight tile read transposed", "kernels/triton_blocks.py",
+           "rows = tl.reshape(tl.permute(tiles, (0, 2, 1, 3)), (BLOCK_N, BLOCK_K // 2))",
+           "rows = tl.reshape(tl.permute(tiles, (0, 3, 1, 2)), (BLOCK_N, BLOCK_K // 2))"),
+    Mutant("bf16_truncation", "fp32 -> bf16 truncated instead of rounded to nearest even", "kernels/triton_blocks.py",
+           "rounded = (w + 0x7FFF + ((w >> 16) & 1)) >> 16", "rounded = w >> 16"),
+    Mutant("stale_data_ptr_cache", "quantized-A cache keyed on data_ptr alone", "kernels/asm.py",
+           "if self._ref is not None and self._ref() is A and self._key == self._key_of(A):",
+           "if self._key is not None and self._key[4] == A.untyped_storage().data_ptr():"),
+    Mutant("aliased_output", "one output buffer per shape, returned on every call", "kernels/fused.py",
+           "out = alloc.empty((m, n), torch.bfloat16, A.device)",
+           "out = _OUT_CACHE.setdefault((m, n), alloc.empty((m, n), torch.bfloat16, A.device))"),
+    Mutant("fallback_hides_broken_fast_path", "the fused path raises on N % 128 != 0 and a slower path serves it",
+           "kernels/fused.py", "    A, _, _, B_shuffle, B_scale_sh = data\n    n = B_shuffle.shape[0]\n",
+           "    A, _, _, B_shuffle, B_scale_sh = data\n    n = B_shuffle.shape[0]\n"
+           "    if n % 128:\n        raise RuntimeError('tile config missing')\n"),
+)
+
+
+def mutated_copy(mutant: Mutant, dest: pathlib.Path) -> pathlib.Path:
+    """Copy kernels/ (and the top-level files a test run needs) to dest, apply the mutant, return dest."""
+    shutil.copytree(REPO / "kernels", dest / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    mutant.apply(dest)
+    if mutant.name == "aliased_output":
+        fused = dest / "kernels" / "fused.py"
+        fused.write_text(fused.read_text().replace("QUANTIZERS = (", "_OUT_CACHE = {}\nQUANTIZERS = (", 1))
+    return dest

@@ -1,0 +1,101 @@
+"""Every path of kernels/ that can run on this tier, fuzzed against the oracle ladder.
+
+Each test draws a ``Case`` (shape, layout of A, value regimes, special values, scale padding), runs
+one subject, asserts which path served it, and checks the output against the exact product within
+the derived bound. A failure is shrunk by Hypothesis, explained (attribution), saved to
+fuzz/corpus/ and reported as a failure card with the official 1e-2 verdict beside ours.
+"""
+import pytest
+import torch
+from hypothesis import event, given, strategies as st, target
+from hypothesis.control import current_build_context
+
+from fuzz import attribution, corpus, oracle, profiles, strategies
+from fuzz.cards import FailureCard
+from fuzz.subjects import all_subjects, unit_roundoff
+from kernels import alloc
+from kernels.platform import detect
+
+SUBJECTS = {s.name: s for s in all_subjects()}
+TIER = detect()
+
+
+@pytest.fixture(params=sorted(SUBJECTS), scope="module")
+def subject(request):
+    s = SUBJECTS[request.param]
+    ok, why = s.available()
+    if not ok:
+        pytest.skip(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
+    return s
+
+
+@st.composite
+def subject_cases(draw, subject):
+    caps = profiles.shape_caps()
+    m = draw(strategies.rows(caps["max_m"]))
+    n = 64 * draw(st.integers(1, caps["max_n"] // 64))
+    k = subject.k_multiple * draw(st.integers(1, max(1, caps["max_k"] // subject.k_multiple)))
+    specials = strategies.SPECIAL_KINDS if subject.places_nan else tuple(s for s in strategies.SPECIAL_KINDS if "nan" not in s)
+    shapes = st.just((m, n, k))
+    return draw(strategies.cases(shapes=shapes, specials_kinds=specials))
+
+
+def run_and_judge(subject, case: strategies.Case):
+    """Run subject on case; on failure return a FailureCard (explained), else None."""
+    data, meta = case.build(TIER.device)
+    with alloc.poisoned():  # elements a path forgets to write are NaN, never lucky zeros
+        y, info = subject.run(data)
+    assert info.path == subject.expected_path, (
+        f"{subject.name} was served by {info.path!r}, expected {subject.expected_path!r}: {subject.last_dispatch}")
+    event(f"{subject.name}: {info.config}")
+    target(float(info.splits), label="split-K stripes")
+    cpu_data = tuple(t if t is None else t.cpu() for t in data)
+    exact = oracle.exact_gemm_from_inputs(cpu_data)
+    verdict = oracle.check_product(y, cpu_data, splits=info.splits, rounding=info.rounding,
+                                   unit_roundoff=unit_roundoff(), exact=exact)
+    if verdict.passed:
+        return None
+    official = oracle.official_verdict(y, oracle.official_reference(exact))
+    findings = attribution.explain(y.cpu(), cpu_data, rounding=info.rounding, splits=info.splits,
+                                   unit_roundoff=unit_roundoff(), exact=exact)
+    return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings)
+
+
+def report(card: FailureCard, case):
+    """Save the minimal case (only on Hypothesis's final replay, not on every shrink step) and fail."""
+    if current_build_context().is_final:
+        path = corpus.save(case, card)
+        card = FailureCard(**{**card.__dict__, "corpus_file": str(path.relative_to(corpus.CORPUS_DIR.parents[1]))})
+    pytest.fail(card.render(), pytrace=False)
+
+
+@given(data=st.data())
+def test_path_output_within_the_bound(subject, data):
+    case = data.draw(subject_cases(subject), label="case")
+    card = run_and_judge(subject, case)
+    if card is not None:
+        report(card, case)
+
+
+@given(data=st.data())
+def test_stage_a_quantization_is_bit_exact(subject, data):
+    if subject.quantize_a is None:
+        pytest.skip(f"{subject.name} exposes no A quantizer")
+    case = data.draw(subject_cases(subject), label="case")
+    A = case.build(TIER.device)[0][0]
+    packed, scales = subject.quantize_a(A)
+    verdict = oracle.check_stage_a_quant(packed.cpu(), scales.cpu(), A.cpu())
+    if not verdict.passed:
+        report(FailureCard.from_verdicts(case, subject, TIER.tier, verdict), case)
+
+
+def test_replayed_corpus_case(corpus_case):
+    """Saved failures run first (``pytest fuzz`` collects this file's corpus cases before generating)."""
+    failures = []
+    for subject in SUBJECTS.values():
+        if not subject.available()[0] or corpus_case.k % subject.k_multiple:
+            continue
+        card = run_and_judge(subject, corpus_case)
+        if card is not None:
+            failures.append(card.render())
+    assert not failures, "\n\n".join(failures)

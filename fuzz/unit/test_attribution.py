@@ -1,0 +1,141 @@
+"""fuzz.attribution: every planted fault is explained by the hypothesis that describes it."""
+import torch
+
+from fuzz.attribution import describe_span, explain, ranges
+from fuzz.strategies import Case
+from fuzz.unit.test_oracle import (
+    a_values,
+    b_values,
+    fp32_truncating_subject,
+    reference_subject,
+    rne,
+)
+from reference import e8m0_unshuffle, exact_gemm
+
+
+def data_for(m=6, n=128, k=320, seed=2, **kw):
+    return Case(m, n, k, seed=seed, **kw).build()[0]
+
+
+def kinds(findings):
+    return {f.kind: f for f in findings}
+
+
+def test_a_correct_output_has_nothing_to_explain():
+    data = data_for()
+    assert explain(reference_subject(data), data) == []
+
+
+def test_a_doubled_a_group_scale_is_named_with_its_row_and_group():
+    data = data_for()
+
+    def bump(scales):
+        scales[4, 7] += 1
+        return scales
+
+    y = rne(a_values(data[0], bump) @ b_values(data).T)
+    finding = kinds(explain(y, data))["group_scale"]
+    assert finding.params == {"operand": "A", "group": 7, "j": 1, "rows": [[4, 5]]}
+    assert "k in [224, 256)" in finding.text
+
+
+def test_a_halved_b_group_scale_is_named_with_its_column():
+    data = data_for(m=10)
+    b = b_values(data)
+    b[37, 64:96] /= 2
+    y = rne(a_values(data[0]) @ b.T)
+    finding = kinds(explain(y, data))["group_scale"]
+    assert finding.params == {"operand": "B", "group": 2, "j": -1, "columns": [[37, 38]]}
+
+
+def test_a_dropped_k_tail_is_named():
+    data = data_for(k=320)
+    a, b = a_values(data[0]), b_values(data)
+    finding = kinds(explain(rne(a[:, :256] @ b[:, :256].T), data))["k_range_missing"]
+    assert (finding.params["k0"], finding.params["k1"]) == (256, 320)
+    assert "K tail dropped: only whole 128/256-wide K tiles summed" in finding.params["names"]
+
+
+def test_a_lost_last_k_split_is_named():
+    # K = 192 in two splits of 96: the missing range matches no tile tail, only the split.
+    data = data_for(k=192)
+    a, b = a_values(data[0]), b_values(data)
+    finding = kinds(explain(rne(a[:, :96] @ b[:, :96].T), data))["k_range_missing"]
+    assert (finding.params["k0"], finding.params["k1"]) == (96, 192)
+    assert finding.params["names"] == ["the last K-split lost (K split 2 ways)"]
+
+
+def test_truncation_instead_of_rne_is_named_and_the_reverse_too():
+    data = data_for()
+    assert kinds(explain(fp32_truncating_subject(data), data))["rounding"].params == {"fits": "rtz"}
+    assert kinds(explain(reference_subject(data), data, rounding="rtz"))["rounding"].params == {"fits": "rne"}
+
+
+def test_ties_rounded_up_in_a_is_named():
+    data = data_for(a_regime="ties")
+    A, _, B_q, _, B_scale_sh = data
+    y = rne(exact_gemm(A, B_q, e8m0_unshuffle(B_scale_sh, 128, 10), rounding="ties_up").value)
+    variants = [f.params["variant"] for f in explain(y, data) if f.kind == "variant"]
+    assert variants == ["ties_up"]
+
+
+def test_a_scale_rule_mistake_is_named():
+    data = data_for(a_regime="scale_boundary")
+    A, _, B_q, _, B_scale_sh = data
+    y = rne(exact_gemm(A, B_q, e8m0_unshuffle(B_scale_sh, 128, 10), scale_rule="floor").value)
+    variants = [f.params["variant"] for f in explain(y, data) if f.kind == "variant"]
+    assert "scale_floor" in variants and "ties_up" not in variants
+
+
+def test_layout_misreads_of_b_are_named():
+    data = data_for(k=256)
+    A, _, B_q, B_shuffle, B_scale_sh = data
+    scales = e8m0_unshuffle(B_scale_sh, 128, 8)
+    shuffled_as_plain = rne(exact_gemm(A, B_shuffle, scales).value)
+    scales_as_plain = rne(exact_gemm(A, B_q, B_scale_sh.view(torch.uint8)[:128, :8]).value)
+    assert {f.params.get("variant") for f in explain(shuffled_as_plain, data)} >= {"b_shuffle_as_b_q"}
+    assert {f.params.get("variant") for f in explain(scales_as_plain, data)} >= {"b_scale_not_unshuffled"}
+
+
+def test_wrong_n_tail_columns_are_located_relative_to_tiles():
+    data = data_for(n=192)
+    y = reference_subject(data).clone()
+    y[:, 128:] *= 3
+    finding = kinds(explain(y, data))["rows_columns"]
+    assert finding.params["columns"] == [[128, 192]]
+    assert "columns n >= 128 (the tail past the last full tile of 128)" in finding.text
+    assert "all 6 rows" in finding.text
+
+
+def test_wrong_m_tail_rows_are_located_relative_to_tiles():
+    data = data_for(m=12)
+    y = reference_subject(data).clone()
+    y[8:] = 0
+    finding = kinds(explain(y, data))["rows_columns"]
+    assert "rows m >= 8 (the tail past the last full tile of 8)" in finding.text
+
+
+def test_nan_outputs_are_counted():
+    data = data_for()
+    y = reference_subject(data).clone()
+    y[2, 3] = float("nan")
+    y[5, 100] = float("inf")
+    finding = kinds(explain(y, data))["nonfinite"]
+    assert finding.params == {"nan": 1, "inf": 1}
+
+
+def test_one_wrong_element_is_not_blamed_on_a_k_range_or_a_group_scale():
+    data = data_for()
+    for error_ulps in (1, 2, 3, 5, 8):
+        y = reference_subject(data).clone()
+        y.view(-1).view(torch.int16)[77] += error_ulps
+        found = kinds(explain(y, data))
+        assert set(found) == {"rows_columns"}, found
+        assert found["rows_columns"].params == {"rows": [[0, 1]], "columns": [[77, 78]], "full_block": True}
+
+
+def test_ranges_and_spans_read_naturally():
+    assert ranges([0, 1, 2, 5, 7, 8]) == [[0, 3], [5, 6], [7, 9]]
+    assert describe_span([3], 10, "rows", "m", ()) == "rows 3"
+    assert describe_span(list(range(4)), 10, "rows", "m", ()) == "rows m < 4"
+    assert describe_span([1, 2, 5], 10, "rows", "m", ()) == "rows [1, 3) 5"

@@ -1,0 +1,245 @@
+"""fuzz.strategies: shapes keep their contracts, layouts and regimes are what they claim, cases are
+deterministic and survive JSON, and everything shrinks to the simplest case."""
+import json
+
+import pytest
+import torch
+from hypothesis import Phase, find, given, settings
+
+from fuzz.oracle import TIE_POINTS
+from fuzz.strategies import (
+    BENCHMARK_SHAPES,
+    LAYOUTS,
+    OFFICIAL_TEST_SHAPES,
+    ROW_PITCH_PAD,
+    SPECIAL_BITS,
+    Case,
+    beyond_contract_shapes,
+    cases,
+    in_contract_shapes,
+    official_cases,
+    official_examples,
+)
+from reference import (
+    accumulation_bound,
+    acceptable_range,
+    dequantize_mxfp4,
+    e8m0_shuffle,
+    e8m0_unshuffle,
+    exact_gemm_from_inputs,
+    quantize_mxfp4,
+    unpack_e2m1,
+    unshuffle_weight,
+)
+
+SMALL = dict(max_m=8, max_n=128, max_k=256)
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(torch.int16)
+
+
+def regime_a(regime, m=8, k=256, exponent=0, seed=0) -> torch.Tensor:
+    return Case(m, 64, k, a_regime=regime, a_exponent=exponent, seed=seed).build()[0][0]
+
+
+def groups(x: torch.Tensor) -> torch.Tensor:
+    return x.double().view(x.shape[0], -1, 32)
+
+
+@given(in_contract_shapes(max_m=20, max_n=192, max_k=512))
+def test_in_contract_shapes_obey_the_contract_and_the_caps(shape):
+    m, n, k = shape
+    assert 1 <= m <= 20 and 64 <= n <= 192 and 64 <= k <= 512
+    assert n % 64 == 0 and k % 64 == 0
+
+
+@given(beyond_contract_shapes(max_m=20, max_n=192, max_k=512))
+def test_beyond_contract_shapes_break_the_contract_but_not_the_layouts(shape):
+    m, n, k = shape
+    assert 1 <= m <= 20 and n <= 192 and k <= 512
+    assert n % 16 == 0 and k % 32 == 0
+    assert n % 64 or k % 64
+
+
+def test_shapes_and_cases_shrink_to_the_simplest():
+    assert find(in_contract_shapes(), lambda s: True) == (1, 64, 64)
+    assert find(beyond_contract_shapes(), lambda s: True) == (1, 64, 32)
+    assert find(cases(), lambda c: True) == Case(1, 64, 64)
+    # A failure needing a K tail and two rows shrinks to exactly that.
+    assert find(in_contract_shapes(), lambda s: s[0] > 1 and s[2] % 256) == (2, 64, 64)
+
+
+def test_scale_knob_reaches_gpu_sized_shapes_and_tails_stay_reachable():
+    assert find(in_contract_shapes(scale=8), lambda s: s[2] > 4096)[2] <= 8192
+    m, n, k = find(in_contract_shapes(), lambda s: s[0] == 17 and s[1] % 128 and s[2] % 256)
+    assert (m, n % 128 != 0, k % 256 != 0) == (17, True, True)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_layouts_store_the_same_values_differently(layout):
+    m, k = 5, 128
+    reference_A = Case(m, 64, k, seed=3).build()[0][0]
+    (A, *_), meta = Case(m, 64, k, layout=layout, seed=3).build()
+    assert A.dtype == torch.bfloat16 and A.shape == (m, k)
+    assert torch.equal(bits(A), bits(reference_A))
+    expected = {
+        "contiguous": ((k, 1), 0, True),
+        "transposed": ((1, m), 0, True),
+        "row_sliced": ((k + ROW_PITCH_PAD, 1), 0, True),
+        "offset": ((k, 1), 64, True),
+        "misaligned": ((k, 1), 1, False),
+    }[layout]
+    assert (A.stride(), A.storage_offset(), A.data_ptr() % 16 == 0) == expected
+    assert meta["a_stride"] == list(expected[0]) and meta["a_16_byte_aligned"] == expected[2]
+
+
+def test_storage_around_a_is_poisoned_with_quiet_nan():
+    A = Case(3, 64, 64, layout="row_sliced").build()[0][0]
+    whole_rows = torch.as_strided(A, (3, 64 + ROW_PITCH_PAD), A.stride(), A.storage_offset())
+    assert torch.isnan(whole_rows[:, 64:]).all()
+    A = Case(3, 64, 64, layout="misaligned").build()[0][0]
+    before = torch.as_strided(A, (1,), (1,), 0)
+    assert bits(before).item() == SPECIAL_BITS["nan"]
+
+
+def test_ties_regime_puts_elements_exactly_on_e2m1_midpoints():
+    A = regime_a("ties")
+    _, scales = quantize_mxfp4(A)
+    qx = A.double() * torch.exp2(127.0 - scales.double()).repeat_interleave(32, dim=1)
+    at_tie = torch.isin(qx.abs(), torch.tensor(TIE_POINTS, dtype=torch.float64))
+    assert at_tie.float().mean() > 0.3
+    # ... and so the two tie rules really disagree on it.
+    assert not torch.equal(quantize_mxfp4(A)[0], quantize_mxfp4(A, rounding="ties_up")[0])
+
+
+def test_subnormal_regime_is_bf16_subnormals_with_some_smallest_normals():
+    a = regime_a("subnormal").double().abs()
+    assert ((a > 0) & (a < 2.0**-126)).float().mean() > 0.9
+    assert (a >= 2.0**-126).any() and (a < 2.0**-125).all()
+    assert (quantize_mxfp4(regime_a("subnormal"))[1] == 0).all()
+
+
+def test_grid_regime_is_exactly_representable():
+    A = regime_a("grid", exponent=-5)
+    assert torch.equal(dequantize_mxfp4(*quantize_mxfp4(A)), A.double())
+
+
+def test_scale_boundary_regime_straddles_the_even_rule_carry():
+    amax = groups(regime_a("scale_boundary", m=32)).abs().amax(-1)
+    mantissa = amax / torch.exp2(torch.floor(torch.log2(amax)))
+    assert ((mantissa >= 1.5) & (mantissa <= 1.7578125)).all()
+    assert (mantissa < 1.75).any() and (mantissa >= 1.75).any()
+
+
+def test_near_max_regime_reaches_the_scale_carry_and_stays_finite():
+    A = regime_a("near_max")
+    assert torch.isfinite(A).all() and (A.double().abs() >= 2.0**124).all()
+    assert (quantize_mxfp4(A)[1] == 254).any()
+
+
+def test_group_regimes_shape_their_groups():
+    zero = groups(regime_a("zero_groups"))
+    all_zero = (zero == 0).all(-1)
+    assert all_zero.any() and not all_zero.all()
+    assert torch.signbit(zero[all_zero]).any()  # -0 groups occur
+    constant = groups(regime_a("constant_groups"))
+    assert (constant == constant[..., :1]).all()
+    magnitude_codes = unpack_e2m1(quantize_mxfp4(regime_a("outlier"))[0]) & 0x7
+    assert ((magnitude_codes != 0).view(8, -1, 32).sum(-1) == 1).all()
+
+
+def test_value_regimes_have_their_advertised_distributions():
+    assert (regime_a("sparse") == 0).float().mean() > 0.8
+    assert (regime_a("uniform", exponent=3).double().abs() <= 8).all()
+    def group_spread(regime):  # amax over median magnitude per 32-group: about 3.5 for randn
+        g = groups(regime_a(regime)).abs()
+        return g.amax(-1) / g.median(-1).values
+
+    assert (group_spread("heavy_tailed") > 16).float().mean() > 0.5
+    assert (group_spread("randn") > 16).float().mean() < 0.05
+    hot = regime_a("one_hot", m=16)
+    assert ((hot != 0).sum(1) == 1).all()
+
+
+def test_exponent_scales_a_regime_by_an_exact_power_of_two():
+    base = regime_a("randn", seed=5).double()
+    assert torch.equal(regime_a("randn", exponent=-20, seed=5).double(), base * 2.0**-20)
+    assert torch.equal(regime_a("randn", exponent=90, seed=5).double(), base * 2.0**90)
+
+
+def test_one_hot_b_makes_the_acceptable_range_a_single_value():
+    data, _ = Case(4, 64, 256, b_regime="one_hot", seed=2).build()
+    exact = exact_gemm_from_inputs(data)
+    lo, hi = acceptable_range(exact, accumulation_bound(exact))
+    nonzero = exact.value != 0  # at 0 only the underflow allowance (~2^-116) is left
+    assert nonzero.float().mean() > 0.5
+    assert torch.equal(lo[nonzero], exact.value[nonzero]) and torch.equal(hi[nonzero], exact.value[nonzero])
+
+
+def test_specials_are_placed_with_exact_quiet_bit_patterns():
+    specials = ((0, 3, "nan"), (1, 0, "-nan"), (2, 63, "inf"), (2, 5, "-inf"), (0, 1, "-0"))
+    A = Case(3, 64, 64, layout="transposed", specials=specials).build()[0][0]
+    for row, col, kind in specials:
+        assert bits(A[row, col]).item() == torch.tensor(SPECIAL_BITS[kind], dtype=torch.int32).to(torch.int16).item()
+    assert int(torch.isnan(A).sum()) == 2
+
+
+@pytest.mark.parametrize("fill", [0, 0x7F, 0xFF, "random"])
+def test_scale_padding_holds_the_fill_and_real_scales_are_untouched(fill):
+    data, _ = Case(2, 80, 96, scale_pad_fill=fill, seed=9).build()
+    _, B, B_q, B_shuffle, B_scale_sh = data
+    raw = B_scale_sh.view(torch.uint8)
+    assert torch.equal(e8m0_unshuffle(raw, 80, 3), quantize_mxfp4(B)[1])
+    is_pad = e8m0_shuffle(torch.zeros(80, 3, dtype=torch.uint8), fill=1) == 1
+    if fill == "random":
+        assert len(raw[is_pad].unique()) > 100
+    else:
+        assert (raw[is_pad] == fill).all()
+
+
+def test_beyond_contract_k_has_no_shuffled_weight():
+    data, meta = Case(2, 80, 96).build()
+    assert data[3] is None and meta["b_shuffle"] is False and meta["in_contract"] is False
+    data, meta = Case(2, 80, 128).build()
+    assert torch.equal(unshuffle_weight(data[3]).view(torch.uint8), data[2].view(torch.uint8))
+    assert "N%64!=0 (beyond contract)" in meta["tails"]
+
+
+@settings(max_examples=10)
+@given(cases(shapes=in_contract_shapes(**SMALL)))
+def test_cases_survive_json_and_build_deterministically(case):
+    text = json.dumps(case.to_json())
+    assert Case.from_json(json.loads(text)) == case
+    first, meta = case.build()
+    second, _ = case.build()
+    assert meta["in_contract"]
+    for x, y in zip(first, second):
+        assert x.stride() == y.stride() and x.storage_offset() == y.storage_offset()
+        assert torch.equal(x.view(torch.uint8) if x.element_size() == 1 else bits(x),
+                           y.view(torch.uint8) if y.element_size() == 1 else bits(y))
+
+
+def test_different_seeds_give_different_values():
+    assert not torch.equal(regime_a("randn", seed=1), regime_a("randn", seed=2))
+
+
+def test_official_cases_respect_the_budget_and_come_tests_first():
+    assert official_cases(0) == []
+    everything = [(c.m, c.n, c.k) for c in official_cases(float("inf"))]
+    assert everything[:4] == list(OFFICIAL_TEST_SHAPES)
+    assert set(everything) == set(OFFICIAL_TEST_SHAPES) | set(BENCHMARK_SHAPES)
+    assert [(c.m, c.n, c.k) for c in official_cases(5e7)] == [(4, 2880, 512), (32, 2880, 512)]
+
+
+def test_official_examples_run_first_in_order():
+    seen = []
+
+    @official_examples(5e7)
+    @settings(max_examples=1, phases=[Phase.explicit, Phase.generate], database=None)
+    @given(case=cases(shapes=in_contract_shapes(**SMALL)))
+    def record(case):
+        seen.append(case)
+
+    record()
+    assert seen[:2] == official_cases(5e7) and len(seen) == 3
