@@ -3,6 +3,8 @@
 Importing ``kernels`` first fixes the Triton mode: on a machine without a GPU the interpreter is
 switched on before any ``@triton.jit`` decoration.
 """
+import pytest
+
 import kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
 from fuzz import profiles
 
@@ -32,6 +34,15 @@ def pytest_addoption(parser):
     )
 
 
+    group.addoption(
+        "--faults",
+        default=None,
+        metavar="SPEC",
+        help="Inject faults into the kernels dispatcher, e.g. 'fused:raise@K%512!=0,helper:unavailable' "
+        "(grammar: python -m kernels.faults --help).",
+    )
+
+
 def pytest_generate_tests(metafunc):
     if "corpus_case" in metafunc.fixturenames:
         from fuzz import corpus
@@ -52,6 +63,17 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     profiles.load(config.getoption("--profile"))
+    spec = config.getoption("--faults")
+    if spec:
+        import os
+
+        from kernels import faults
+
+        try:
+            faults.parse(spec)
+        except faults.FaultSpecError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        os.environ[faults.ENV_VAR] = spec
 
 
 def pytest_report_header(config):

@@ -48,8 +48,8 @@ MUTANTS = (
     Mutant("last_split_not_folded", "the fold skips the last K stripe", "kernels/fused.py",
            "return fold_partials(out, backend=fold_backend)", "return fold_partials(out[:-1], backend=fold_backend)"),
     Mutant("uninitialised_partials", "a split-K workspace slice that no program writes is folded", "kernels/fused.py",
-           "out = alloc.empty((cfg.splits, m, n), torch.float32, A.device)",
-           "out = alloc.empty((cfg.splits + 1, m, n), torch.float32, A.device)"),
+           "out = torch.empty((cfg.splits, m, n), dtype=torch.float32, device=A.device)",
+           "out = torch.empty((cfg.splits + 1, m, n), dtype=torch.float32, device=A.device)"),
     Mutant("scale_permutation_swapped", "two axes swapped in the scale unshuffle", "kernels/triton_blocks.py",
            "ordered = tl.permute(chunks, (0, 5, 3, 1, 4, 2))", "ordered = tl.permute(chunks, (0, 5, 3, 1, 2, 4))"),
     Mutant("weight_permutation_swapped", "16x16 weight tile read transposed", "kernels/triton_blocks.py",
@@ -61,8 +61,8 @@ MUTANTS = (
            "if self._ref is not None and self._ref() is A and self._key == self._key_of(A):",
            "if self._key is not None and self._key[4] == A.untyped_storage().data_ptr():"),
     Mutant("aliased_output", "one output buffer per shape, returned on every call", "kernels/fused.py",
-           "out = alloc.empty((m, n), torch.bfloat16, A.device)",
-           "out = _OUT_CACHE.setdefault((m, n), alloc.empty((m, n), torch.bfloat16, A.device))"),
+           "out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)",
+           "out = _OUT_CACHE.setdefault((m, n), torch.empty((m, n), dtype=torch.bfloat16, device=A.device))"),
     Mutant("fallback_hides_broken_fast_path", "the fused path raises on N % 128 != 0 and a slower path serves it",
            "kernels/fused.py", "    A, _, _, B_shuffle, B_scale_sh = data\n    n = B_shuffle.shape[0]\n",
            "    A, _, _, B_shuffle, B_scale_sh = data\n    n = B_shuffle.shape[0]\n"
@@ -70,11 +70,79 @@ MUTANTS = (
 )
 
 
-def mutated_copy(mutant: Mutant, dest: pathlib.Path) -> pathlib.Path:
-    """Copy kernels/ (and the top-level files a test run needs) to dest, apply the mutant, return dest."""
-    shutil.copytree(REPO / "kernels", dest / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
-    mutant.apply(dest)
-    if mutant.name == "aliased_output":
-        fused = dest / "kernels" / "fused.py"
-        fused.write_text(fused.read_text().replace("QUANTIZERS = (", "_OUT_CACHE = {}\nQUANTIZERS = (", 1))
-    return dest
+# What a mutant run executes: the fuzz tests over kernels/ (not the unit tests, which test the
+# reference and the emulation, not the kernels).
+MUTANT_TESTS = ("fuzz/test_paths.py", "fuzz/test_integrity.py", "fuzz/test_policy.py")
+COPIED = ("kernels", "reference", "fuzz", "conftest.py", "pyproject.toml")
+
+
+@dataclass
+class MutantResult:
+    mutant: str
+    killed: bool
+    seconds: float
+    killed_by: str  # the first failing test's id
+    card: str  # the failure card (minimal case) of the first failure, when there is one
+
+    def row(self) -> str:
+        verdict = "killed" if self.killed else "SURVIVED"
+        return f"{self.mutant:34s} {verdict:9s} {self.seconds:7.1f}s  {self.killed_by}"
+
+
+def run_mutant(mutant: Mutant, profile: str = "smoke", timeout: float = 900) -> MutantResult:
+    """Apply the mutant to a copy of the repository and run the fuzz tests there until the first failure."""
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
+        root = pathlib.Path(tmp)
+        for name in COPIED:
+            src = REPO / name
+            if src.is_dir():
+                shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+            else:
+                shutil.copy2(src, root / name)
+        (root / "fuzz" / "corpus").mkdir(exist_ok=True)
+        mutant.apply(root)
+        if mutant.name == "aliased_output":
+            fused = root / "kernels" / "fused.py"
+            fused.write_text(fused.read_text().replace("QUANTIZERS = (", "_OUT_CACHE = {}\nQUANTIZERS = (", 1))
+        tests = [t for t in MUTANT_TESTS if (root / t).exists()]
+        cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-p", "no:cacheprovider", "--profile", profile,
+               "-o", "addopts=", "--tb=short"]
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout)
+            out, rc = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            out, rc = (exc.stdout or "") if isinstance(exc.stdout, str) else "", -1
+        seconds = time.perf_counter() - start
+        failed = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("FAILED ")]
+        card = out[out.find("FAIL "):][:3000] if "FAIL " in out else out[-3000:]
+        return MutantResult(mutant.name, rc == 1 and bool(failed), seconds, failed[0] if failed else f"rc={rc}", card)
+
+
+def main(argv=None) -> int:
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m fuzz.mutants", description="Mutation self-check of the fuzz suite.")
+    parser.add_argument("--only", action="append", help="run only these mutants (repeatable)")
+    parser.add_argument("--profile", default="smoke")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
+    results = []
+    for m in chosen:
+        r = run_mutant(m, args.profile)
+        results.append(r)
+        print(r.row(), flush=True)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    return 0 if all(r.killed for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from kernels import asm, configs, dispatch, fused, helper, platform
+from kernels import asm, configs, faults, fused, helper, platform
 from kernels.path import RunInfo
 
 
@@ -68,7 +68,7 @@ def _aiter_quantize_a(A):
 
 
 def _dispatcher_subject():
-    d = dispatch.Dispatcher()
+    d = faults.faulty_dispatcher()  # the plain dispatcher unless --faults / MXFP4_FUZZ_FAULTS injects some
 
     def run(data):
         y = d(data)

@@ -13,7 +13,7 @@ from hypothesis.control import current_build_context
 from fuzz import attribution, corpus, oracle, profiles, strategies
 from fuzz.cards import FailureCard
 from fuzz.subjects import all_subjects, unit_roundoff
-from kernels import alloc
+from kernels import faults
 from kernels.platform import detect
 
 SUBJECTS = {s.name: s for s in all_subjects()}
@@ -43,7 +43,7 @@ def subject_cases(draw, subject):
 def run_and_judge(subject, case: strategies.Case):
     """Run subject on case; on failure return a FailureCard (explained), else None."""
     data, meta = case.build(TIER.device)
-    with alloc.poisoned():  # elements a path forgets to write are NaN, never lucky zeros
+    with faults.poison_allocations():  # elements a path forgets to write are NaN, never lucky zeros
         y, info = subject.run(data)
     assert info.path == subject.expected_path, (
         f"{subject.name} was served by {info.path!r}, expected {subject.expected_path!r}: {subject.last_dispatch}")

@@ -24,8 +24,31 @@ def _interpreted_type():
     return InterpretedFunction
 
 
+def _language_objects():
+    import triton.language as tl
+
+    return (tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base)
+
+
+# The interpreter patches triton.language's builtins for each launch and, for calls of jit functions
+# from inside a kernel, does not always put them back (triton 3.9): a later compile then sees the
+# interpreter's builtins. ``kernels`` imports this module before any kernel runs, so this snapshot
+# holds the real ones.
+_LANGUAGE_SNAPSHOT = [(obj, dict(vars(obj))) for obj in _language_objects()]
+
+
+def _restore_language() -> None:
+    for obj, original in _LANGUAGE_SNAPSHOT:
+        for name in [n for n in vars(obj) if n not in original and not n.startswith("__")]:
+            delattr(obj, name)
+        for name, value in original.items():
+            if not name.startswith("__") and vars(obj).get(name) is not value:
+                setattr(obj, name, value)
+
+
 @contextlib.contextmanager
 def compiled_functions(prefixes=("kernels", "triton.language")):
+    _restore_language()
     interpreted = _interpreted_type()
     swapped = []
     for name, module in list(sys.modules.items()):

@@ -11,7 +11,7 @@ import weakref
 
 import torch
 
-from kernels import alloc, platform
+from kernels import platform
 from kernels.path import FunctionPath, RunInfo
 
 # 32x128 tiles, B preshuffled: aiter's tuned choice for the competition shapes. It does not split K, so
@@ -74,7 +74,7 @@ def run_asm(data) -> tuple[torch.Tensor, RunInfo]:
     A, _, _, B_shuffle, B_scale_sh = data
     m, n = A.shape[0], B_shuffle.shape[0]
     a_q, a_scale_sh = _operands(A)
-    out = alloc.empty(((m + 31) // 32 * 32, n), torch.bfloat16, A.device)  # aiter pads rows to 32
+    out = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device=A.device)  # aiter pads rows to 32
     aiter.gemm_a4w4_asm(a_q, B_shuffle, a_scale_sh, B_scale_sh, out, ASM_KERNEL, bpreshuffle=True, log2_k_split=0)
     return out[:m], RunInfo("asm", ASM_KERNEL, 1, "rne", {"aiter": platform.aiter_kind()})
 

@@ -16,6 +16,7 @@ import pathlib
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 SOURCE_SUFFIXES = (".py", ".cu", ".h")
+NOT_BUNDLED = ("bundle.py", "faults.py")  # tooling for the suite, never used by custom_kernel
 HEADER = "#!POPCORN leaderboard amd-mxfp4-mm\n#!POPCORN gpu MI355X\n"
 
 LOADER = r'''
@@ -49,7 +50,7 @@ def package_files() -> dict:
     """{path relative to the repo root: text} for every source file of kernels/, in a stable order."""
     files = {}
     for path in sorted(PACKAGE_DIR.rglob("*")):
-        if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts and path.name != "bundle.py":
+        if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts and path.name not in NOT_BUNDLED:
             files[str(path.relative_to(PACKAGE_DIR.parent))] = path.read_text()
     return files
 

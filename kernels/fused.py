@@ -16,7 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels import alloc, configs, platform
+from kernels import configs, platform
 from kernels.fold import fold_partials
 from kernels.path import FunctionPath, RunInfo
 from kernels.triton_blocks import (
@@ -122,10 +122,10 @@ def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None
     rows_pad, cols_pad = B_scale_sh.shape
     s = B_scale_sh.view(torch.uint8).reshape(rows_pad // 32, cols_pad * 32)
     if cfg.splits > 1:
-        out = alloc.empty((cfg.splits, m, n), torch.float32, A.device)
+        out = torch.empty((cfg.splits, m, n), dtype=torch.float32, device=A.device)
         strides = out.stride()
     else:
-        out = alloc.empty((m, n), torch.bfloat16, A.device)
+        out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
         strides = (0,) + out.stride()
     _install_asm_model_if_interpreting(quantizer)
     fused_mxfp4_gemm_kernel[cfg.grid(m, n)](

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels import alloc, platform
+from kernels import platform
 from kernels.fold import native
 
 __all__ = ["fold_partials", "native_available", "resolve_backend", "FoldFault"]
@@ -77,7 +77,7 @@ def _validate(partials: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
             f"got strides {partials.stride()} for shape {tuple(partials.shape)}"
         )
     if out is None:
-        return alloc.empty((M, N), torch.bfloat16, partials.device)
+        return torch.empty((M, N), dtype=torch.bfloat16, device=partials.device)
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")
     if out.dtype != torch.bfloat16:

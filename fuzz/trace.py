@@ -1,0 +1,317 @@
+"""Path trace: which kernel paths, aiter functions and Triton kernels (with their constexpr config and
+grid) ran while a subject was called: our ``kernels`` dispatcher or a submission's ``custom_kernel``.
+
+    with trace_calls() as trace:
+        y = subject(data)
+    print(trace.render())
+    # path fused -> BM16xBN64xBK256 splits=1 w4
+    #   fused_mxfp4_gemm_kernel[grid=(1,)] BLOCK_M=16 BLOCK_N=64 BLOCK_K=256 SPLITS=1 ... num_warps=4
+
+Hooks, all removed on exit (nothing stays patched, even when the block raises):
+* Triton launches: ``JITFunction.run`` (compiled) and ``InterpretedFunction.run`` (TRITON_INTERPRET=1,
+  where ``@triton.jit`` returns an InterpretedFunction), so autotuned/heuristic kernels are seen with
+  their final config. Kernel name, resolved grid, constexpr arguments and launch options are recorded.
+* aiter (real or emulated): every public callable whose name matches AITER_NAMES (gemm, quant,
+  shuffle) on an ``aiter.*`` module is wrapped and rebound wherever a loaded module holds it
+  (``aiter.gemm_a4w4``, and a submission's own ``from aiter import gemm_a4w4``). aiter modules first
+  imported inside the block are picked up through an ``__import__`` hook.
+* Kernel paths: ``FunctionPath.run`` and ``FaultyPath.run`` (with the injected fault's text).
+
+Not seen: HIP/C++ extensions (load_inline, ctypes), torch.ops custom ops, aiter functions held in
+closures or containers or imported by ``importlib.import_module`` and called before any other import
+or launch. Launches from other threads while a trace is open are recorded too.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import inspect
+import re
+import sys
+import time
+import types
+from dataclasses import dataclass, field, replace
+
+import torch
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction, KernelInterface
+
+from kernels.faults import FaultyPath
+from kernels.path import FunctionPath
+
+AITER_NAMES = re.compile(r"gemm|quant|shuffle")
+AITER_PREFIXES = ("aiter",)
+_DTYPES = {
+    getattr(torch, name): short for name, short in [
+        ("bfloat16", "bf16"), ("float16", "f16"), ("float32", "f32"), ("float64", "f64"), ("uint8", "u8"),
+        ("int8", "i8"), ("int32", "i32"), ("int64", "i64"), ("uint16", "u16"),
+        ("float4_e2m1fn_x2", "fp4x2"), ("float8_e8m0fnu", "e8m0"),  # torch >= 2.8
+    ] if hasattr(torch, name)
+}
+
+
+@dataclass
+class Event:
+    kind: str  # "path" | "aiter" | "triton"
+    name: str
+    depth: int
+    args: str = ""  # aiter: argument summary
+    grid: tuple | None = None  # triton
+    constexprs: dict = field(default_factory=dict)  # triton
+    options: dict = field(default_factory=dict)  # triton launch options (num_warps, ...)
+    detail: str = ""  # path: injected fault; served config
+    result: str = ""
+    error: str | None = None
+    elapsed_s: float | None = None
+
+    def render(self) -> str:
+        pad = "  " * self.depth
+        if self.kind == "triton":
+            grid = "?" if self.grid is None else "(" + ",".join(map(str, self.grid)) + ("," if len(self.grid) == 1 else "") + ")"
+            conf = " ".join(f"{k}={_fmt(v)}" for k, v in {**self.constexprs, **self.options}.items())
+            text = f"{self.name}[grid={grid}] {conf}".rstrip()
+        elif self.kind == "aiter":
+            text = f"aiter {self.name}({self.args})" + (f" -> {self.result}" if self.result else "")
+        else:
+            text = f"path {self.name}" + (f" [{self.detail}]" if self.detail else "") + (f" -> {self.result}" if self.result else "")
+        return pad + text + (f" !! {self.error}" if self.error else "")
+
+
+@dataclass
+class Trace:
+    events: list = field(default_factory=list)
+    base_depth: int = 0
+
+    def render(self) -> str:
+        """One line per call, nested calls indented."""
+        top = min((e.depth for e in self.events), default=0)  # a trace opened inside another starts at 0
+        return "\n".join(replace(e, depth=e.depth - top).render() for e in self.events)
+
+    def of(self, kind: str) -> list:
+        return [e for e in self.events if e.kind == kind]
+
+    def names(self, kind: str) -> list:
+        return [e.name for e in self.of(kind)]
+
+
+def _fmt(v) -> str:
+    if isinstance(v, str):
+        return v if v and v.strip() == v else repr(v)
+    return str(v)
+
+
+def _summary(v) -> str:
+    if isinstance(v, torch.Tensor):
+        return f"{_DTYPES.get(v.dtype, str(v.dtype).replace('torch.', ''))}[{','.join(map(str, v.shape))}]"
+    if isinstance(v, (tuple, list)):
+        return "(" + ", ".join(map(_summary, v)) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_summary(x)}" for k, x in v.items()) + "}"
+    text = _fmt(v) if not isinstance(v, torch.dtype) else _DTYPES.get(v, str(v))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# --- shared hook state: installed while at least one trace is open ----------------------------------
+
+_active: list[Trace] = []
+_depth = 0
+_originals: dict = {}  # id(original callable) -> (original, wrapper)
+_wrapped: dict = {}  # id(wrapper) -> original
+_saved: dict = {}  # (owner, attr) -> original attribute, for class and builtins hooks
+_modules_seen = 0
+_import_depth = 0  # __import__ calls in progress: the modules they are loading may be half-executed
+
+
+def _record(event: Event, thunk):
+    """Append ``event`` to every open trace, run ``thunk`` one level deeper, note time and error."""
+    global _depth
+    _catch_up()
+    for trace in _active:
+        trace.events.append(event)
+    event.depth = max(0, _depth - (_active[0].base_depth if _active else 0))
+    _depth += 1
+    start = time.perf_counter()
+    try:
+        return thunk()
+    except BaseException as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        event.error = message if len(message) <= 200 else message[:197] + "..."
+        raise
+    finally:
+        event.elapsed_s = time.perf_counter() - start
+        _depth -= 1
+
+
+def _constexpr_names(fn) -> set:
+    try:
+        annotations = inspect.get_annotations(fn)
+    except Exception:  # a callable without annotations records no constexprs rather than failing the launch
+        return set()
+    return {name for name, ann in annotations.items() if "constexpr" in str(ann)}
+
+
+def _launch_hook(original):
+    @functools.wraps(original)
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup or not _active:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        fn = self.fn
+        params = inspect.signature(fn).parameters
+        try:
+            bound = inspect.signature(fn).bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+            bound.apply_defaults()
+            named = dict(bound.arguments)
+        except TypeError:
+            named = dict(zip(params, args), **{k: v for k, v in kwargs.items() if k in params})
+        try:
+            resolved = tuple(grid(named) if callable(grid) else grid)
+        except Exception:  # the launch itself will report a bad grid; the trace just shows "?"
+            resolved = None
+        const = _constexpr_names(fn)
+        event = Event("triton", fn.__name__, 0, grid=resolved,
+                      constexprs={k: v for k, v in named.items() if k in const},
+                      options={k: v for k, v in kwargs.items() if k not in params})
+        return _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
+
+    return run
+
+
+def _path_hook(original):
+    @functools.wraps(original)
+    def run(self, data):
+        if not _active:
+            return original(self, data)
+        fault = getattr(self, "fault", None)
+        event = Event("path", self.name, 0, detail=f"fault {fault}" if fault is not None else "")
+
+        def call():
+            y, info = original(self, data)
+            event.result = info.config or info.path
+            return y, info
+
+        return _record(event, call)
+
+    return run
+
+
+def _aiter_wrapper(fn, name: str):
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not _active:
+            return fn(*args, **kwargs)
+        try:
+            named = signature.bind(*args, **kwargs).arguments.items()
+            text = ", ".join(f"{k}={_summary(v)}" for k, v in named)
+        except (AttributeError, TypeError):
+            text = ", ".join([_summary(a) for a in args] + [f"{k}={_summary(v)}" for k, v in kwargs.items()])
+        event = Event("aiter", name, 0, args=text)
+
+        def call():
+            out = fn(*args, **kwargs)
+            event.result = _summary(out)
+            return out
+
+        return _record(event, call)
+
+    return wrapper
+
+
+def _is_aiter_module(name: str) -> bool:
+    return name.split(".")[0] in AITER_PREFIXES
+
+
+def _catch_up() -> None:
+    """Wrap aiter callables of newly loaded modules and rebind them wherever a module holds them."""
+    global _modules_seen
+    if _import_depth or len(sys.modules) == _modules_seen:
+        return
+    _modules_seen = len(sys.modules)
+    modules = [m for m in list(sys.modules.values()) if isinstance(m, types.ModuleType)]
+    for mod in modules:
+        if not _is_aiter_module(mod.__name__):
+            continue
+        for attr, obj in list(vars(mod).items()):
+            if (attr.startswith("_") or not AITER_NAMES.search(attr) or id(obj) in _wrapped or id(obj) in _originals
+                    or not callable(obj) or isinstance(obj, (type, types.ModuleType, KernelInterface))):
+                continue
+            wrapper = _aiter_wrapper(obj, attr)
+            _originals[id(obj)] = (obj, wrapper)
+            _wrapped[id(wrapper)] = obj
+    for mod in modules:
+        namespace = vars(mod)
+        for attr, obj in list(namespace.items()):
+            hit = _originals.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                namespace[attr] = hit[1]
+
+
+def _unbind_all() -> None:
+    for mod in list(sys.modules.values()):
+        if not isinstance(mod, types.ModuleType):
+            continue
+        namespace = vars(mod)
+        for attr, obj in list(namespace.items()):
+            if id(obj) in _wrapped and _originals.get(id(_wrapped[id(obj)]), (None, None))[1] is obj:
+                namespace[attr] = _wrapped[id(obj)]
+
+
+def _import_hook(original):
+    @functools.wraps(original)
+    def hooked(*args, **kwargs):
+        global _import_depth
+        _import_depth += 1
+        try:
+            module = original(*args, **kwargs)
+        finally:
+            _import_depth -= 1
+        if _active:
+            _catch_up()
+        return module
+
+    return hooked
+
+
+_HOOKS = [
+    (JITFunction, "run", _launch_hook), (InterpretedFunction, "run", _launch_hook),
+    (FunctionPath, "run", _path_hook), (FaultyPath, "run", _path_hook), (builtins, "__import__", _import_hook),
+]
+
+
+def _install() -> None:
+    global _modules_seen
+    for owner, attr, make in _HOOKS:
+        original = getattr(owner, attr) if owner is builtins else vars(owner)[attr]
+        _saved[(owner, attr)] = original
+        setattr(owner, attr, make(original))
+    _modules_seen = 0
+    _catch_up()
+
+
+def _uninstall() -> None:
+    for (owner, attr), original in _saved.items():
+        setattr(owner, attr, original)
+    _saved.clear()
+    _unbind_all()
+    _originals.clear()
+    _wrapped.clear()
+
+
+@contextlib.contextmanager
+def trace_calls():
+    """Record kernel paths, aiter calls and Triton launches made inside the block (nesting allowed)."""
+    trace = Trace(base_depth=_depth)
+    if not _active:
+        _install()
+    _active.append(trace)
+    try:
+        yield trace
+    finally:
+        _active.remove(trace)
+        if not _active:
+            _uninstall()
