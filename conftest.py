@@ -35,6 +35,20 @@ def pytest_addoption(parser):
 
 
     group.addoption(
+        "--codegen",
+        action="store_true",
+        default=None,
+        help="Run the gfx950 code-generation check (AOT compile of every shipped config; ~1 min cold, cached). "
+        "On by default with --profile ci or deep.",
+    )
+    group.addoption(
+        "--bench-json",
+        metavar="PATH",
+        default=None,
+        help="Write the kernel-path benchmarks (event timings, noise, roofline) from fuzz/bench/test_bench_paths.py "
+        "to PATH; compare two with python -m fuzz.bench.compare OLD NEW.",
+    )
+    group.addoption(
         "--faults",
         default=None,
         metavar="SPEC",
@@ -63,6 +77,8 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     profiles.load(config.getoption("--profile"))
+    if config.getoption("--codegen") is None:
+        config.option.codegen = profiles.active() in ("ci", "deep")
     spec = config.getoption("--faults")
     if spec:
         import os

@@ -1,0 +1,1 @@
+"""Ahead-of-time code-generation checks (no GPU needed): what the compiler makes of our kernels."""
