@@ -77,6 +77,12 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     profiles.load(config.getoption("--profile"))
+    from reference.emulation.select import use_aiter
+
+    try:
+        use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation
+    except (ImportError, RuntimeError) as exc:
+        raise pytest.UsageError(f"--aiter={config.getoption('--aiter')}: {exc}") from exc
     if config.getoption("--codegen") is None:
         config.option.codegen = profiles.active() in ("ci", "deep")
     spec = config.getoption("--faults")
@@ -95,4 +101,8 @@ def pytest_configure(config):
 def pytest_report_header(config):
     from kernels.platform import detect
 
-    return [f"mxfp4-fuzz: {detect().describe()}, hypothesis profile {profiles.active()}"]
+    from reference.emulation.select import current
+
+    aiter = current()
+    aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
+    return [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]

@@ -74,6 +74,14 @@ MUTANTS = (
 # reference and the emulation, not the kernels).
 MUTANT_TESTS = ("fuzz/test_paths.py", "fuzz/test_integrity.py", "fuzz/test_policy.py")
 COPIED = ("kernels", "reference", "fuzz", "conftest.py", "pyproject.toml")
+# Before judging the suite: the mutated package must import and serve a plain in-contract shape
+# (N % 128 == 0, K % 256 == 0, no split) from the fused path.
+VIABILITY_PROBE = (
+    "from kernels import dispatch\n"
+    "from reference import generate_input\n"
+    "dispatch.custom_kernel(generate_input(2, 128, 256, seed=0))\n"
+    "assert dispatch.default_dispatcher.last.info.path == 'fused', dispatch.default_dispatcher.last\n"
+)
 
 
 @dataclass
@@ -89,6 +97,36 @@ class MutantResult:
         return f"{self.mutant:34s} {verdict:9s} {self.seconds:7.1f}s  {self.killed_by}"
 
 
+def mutated_repo(mutant: Mutant, root: pathlib.Path) -> pathlib.Path:
+    """A copy of the repository (what a test run needs) at root, with the mutant applied."""
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+        else:
+            shutil.copy2(src, root / name)
+    (root / "fuzz" / "corpus").mkdir(exist_ok=True)
+    shutil.copy2(REPO / "kernels" / "path_policy.json", root / "kernels" / "path_policy.json")
+    mutant.apply(root)
+    if mutant.name == "aliased_output":
+        fused = root / "kernels" / "fused.py"
+        fused.write_text(fused.read_text().replace("QUANTIZERS = (", "_OUT_CACHE = {}\nQUANTIZERS = (", 1))
+    return root
+
+
+def official_verdict_of(mutant: Mutant, timeout: float = 900) -> dict:
+    """The official 4-shape test-mode check on the mutated kernels (python -m fuzz.official)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
+        root = mutated_repo(mutant, pathlib.Path(tmp))
+        proc = subprocess.run([sys.executable, "-m", "fuzz.official"], cwd=root, capture_output=True, text=True,
+                              timeout=timeout)
+        return {"mutant": mutant.name, "caught": proc.returncode != 0, "output": (proc.stdout + proc.stderr)[-2000:]}
+
+
 def run_mutant(mutant: Mutant, profile: str = "smoke", timeout: float = 900) -> MutantResult:
     """Apply the mutant to a copy of the repository and run the fuzz tests there until the first failure."""
     import subprocess
@@ -97,18 +135,12 @@ def run_mutant(mutant: Mutant, profile: str = "smoke", timeout: float = 900) -> 
     import time
 
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
-        root = pathlib.Path(tmp)
-        for name in COPIED:
-            src = REPO / name
-            if src.is_dir():
-                shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
-            else:
-                shutil.copy2(src, root / name)
-        (root / "fuzz" / "corpus").mkdir(exist_ok=True)
-        mutant.apply(root)
-        if mutant.name == "aliased_output":
-            fused = root / "kernels" / "fused.py"
-            fused.write_text(fused.read_text().replace("QUANTIZERS = (", "_OUT_CACHE = {}\nQUANTIZERS = (", 1))
+        root = mutated_repo(mutant, pathlib.Path(tmp))
+        viable = subprocess.run([sys.executable, "-c", VIABILITY_PROBE], cwd=root, capture_output=True, text=True,
+                                timeout=timeout)
+        if viable.returncode != 0:  # a mutant that cannot even run proves nothing about the suite
+            return MutantResult(mutant.name, False, 0.0, "stillborn: the mutated fused path fails on a plain shape",
+                                viable.stderr[-3000:])
         tests = [t for t in MUTANT_TESTS if (root / t).exists()]
         cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-p", "no:cacheprovider", "--profile", profile,
                "-o", "addopts=", "--tb=short"]
@@ -132,8 +164,17 @@ def main(argv=None) -> int:
     parser.add_argument("--only", action="append", help="run only these mutants (repeatable)")
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--official", action="store_true",
+                        help="run the official 4-shape 1e-2 check on each mutant instead of the fuzz suite")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if not args.only or m.name in args.only]
+    if args.official:
+        rows = [official_verdict_of(m) for m in chosen]
+        for r in rows:
+            print(f"{r['mutant']:34s} {'caught' if r['caught'] else 'missed'}", flush=True)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
     results = []
     for m in chosen:
         r = run_mutant(m, args.profile)
