@@ -8,6 +8,8 @@ import pytest
 import kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
 from fuzz import profiles
 
+pytest_plugins = ("fuzz.fixtures_aiter",)  # session fixture aiter_info, driven by --aiter
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("mxfp4-fuzz", "MXFP4 GEMM fuzzing")
@@ -47,6 +49,13 @@ def pytest_addoption(parser):
         default=None,
         help="Write the kernel-path benchmarks (event timings, noise, roofline) from fuzz/bench/test_bench_paths.py "
         "to PATH; compare two with python -m fuzz.bench.compare OLD NEW.",
+    )
+    group.addoption(
+        "--mutants",
+        action="store_true",
+        default=False,
+        help="Mutation self-check: apply each shipped mutant (fuzz/mutants.py) to a copy of kernels/ and require "
+        "the fuzz suite to kill it; prints the kill table.",
     )
     group.addoption(
         "--faults",
@@ -106,3 +115,13 @@ def pytest_report_header(config):
     aiter = current()
     aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
     return [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if config.getoption("--mutants"):
+        from fuzz.test_mutants import RESULTS
+
+        if RESULTS:
+            terminalreporter.section("mutant kill table")
+            for r in RESULTS:
+                terminalreporter.write_line(r.row())

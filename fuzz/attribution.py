@@ -151,11 +151,11 @@ def _variants(data, exact) -> list[tuple[str, str, object]]:
     return variants
 
 
-def _variant_findings(y64, data, exact, splits, unit_roundoff, rounding) -> list[Finding]:
+def _variant_findings(y64, data, exact, splits, unit_roundoff, rounding, underflow) -> list[Finding]:
     found = []
     for name, text, product in _variants(data, exact):
         alternative = product()
-        bound = accumulation_bound(alternative, splits, unit_roundoff)
+        bound = accumulation_bound(alternative, splits, unit_roundoff, underflow)
         if not failure_mask(y64, alternative, bound, rounding).any():
             found.append(Finding("variant", f"output fits exactly: {text}", {"variant": name}))
     return found
@@ -242,6 +242,7 @@ def explain(
     rounding: str = "rne",
     splits: int = 1,
     unit_roundoff: float = 2.0**-24,
+    underflow: str = "ftz",
     exact=None,
     max_rows: int = 16,
     max_elements: int = 256,
@@ -253,14 +254,14 @@ def explain(
         got = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
         return [Finding("shape", f"output is {got}, expected {tuple(exact.value.shape)}")]
     y64 = as_f64(y, exact)
-    bound = accumulation_bound(exact, splits, unit_roundoff)
+    bound = accumulation_bound(exact, splits, unit_roundoff, underflow)
     fail = failure_mask(y64, exact, bound, rounding)
     if not fail.any():
         return []
     a, b = dequantized_operands(data, exact)
     return [
         *_rounding(y64, exact, bound, rounding),
-        *_variant_findings(y64, data, exact, splits, unit_roundoff, rounding),
+        *_variant_findings(y64, data, exact, splits, unit_roundoff, rounding, underflow),
         *_missing_k_range(y64, exact, bound, fail, a, b, max_elements),
         *_group_scale(y64, exact.value, bound, fail, a, b, "A", max_rows),
         *_group_scale(y64.T, exact.value.T, bound.T, fail.T, b, a, "B", max_rows),

@@ -30,10 +30,16 @@ class Subject:
         return y, info
 
 
-def unit_roundoff() -> float:
-    """2^-24 where fp32 adds are IEEE round-to-nearest (the interpreter's numpy); 2^-23 on GPUs, whose
-    matrix units may accumulate with truncation (any faithful rounding is within 2^-23)."""
-    return 2.0**-24 if platform.detect().interpreter else 2.0**-23
+def accumulation_model() -> dict:
+    """How this tier's fp32 accumulation may round, as oracle.check_product's keyword arguments.
+
+    The interpreter runs numpy: IEEE adds, round to nearest, denormals kept (u = 2^-24, gradual
+    underflow). GPU matrix units may accumulate with truncation and flush denormals: u = 2^-23 (any
+    faithful rounding) and flush-to-zero, the conservative model where the hardware is not documented.
+    """
+    if platform.detect().interpreter:
+        return {"unit_roundoff": 2.0**-24, "underflow": "gradual"}
+    return {"unit_roundoff": 2.0**-23, "underflow": "ftz"}
 
 
 def _split_config(m, n, k):

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from fuzz import oracle, profiles, strategies
-from fuzz.subjects import unit_roundoff
+from fuzz.subjects import accumulation_model
 from fuzz.test_paths import SUBJECTS, TIER
 
 # The subjects that hold state across calls: the dispatcher (what gets submitted: failure memo,
@@ -43,7 +43,7 @@ def two_cases(draw, subject):
 
 def judge(subject, y, info, data):
     cpu = tuple(t.cpu() for t in data)
-    v = oracle.check_product(y, cpu, splits=info.splits, rounding=info.rounding, unit_roundoff=unit_roundoff())
+    v = oracle.check_product(y, cpu, splits=info.splits, rounding=info.rounding, **accumulation_model())
     assert v.passed, f"{subject.name}: {v.summary}"
 
 

@@ -14,8 +14,10 @@ once to bf16 returns y = round_bf16(v) for some fp32 v with
     gamma = h*u / (1 - h*u)               (Higham, Accuracy and Stability, Thm 4.4 / eq. 4.4)
     u     = 2^-24 for IEEE fp32 adds (round to nearest); 2^-23 covers any faithful rounding
             (e.g. tensor-core accumulators that truncate)
-    tiny  = 2 * K * 2^-126                underflow: each product and each add may lose < 2^-126
-                                          when fp32 denormals are flushed
+    tiny  = 2 * K * 2^-126                underflow ("ftz"): each product and each add may lose < 2^-126
+                                          when fp32 denormals are flushed (unknown for GPU matrix units)
+          = 2 * K * 2^-149                underflow ("gradual"): IEEE denormals kept (numpy, the
+                                          Triton interpreter), each operation loses < 2^-149
 plus the fp64 reference's own error gamma(K, 2^-53) * sum|a*b|.
 
 Rounding is monotone, so y is acceptable iff round(exact - E) <= y <= round(exact + E), with the
@@ -81,13 +83,19 @@ def gamma(h: int, u: float) -> float:
     return h * u / (1 - h * u)
 
 
-def accumulation_bound(exact: ExactProduct, splits: int = 1, unit_roundoff: float = 2.0**-24) -> torch.Tensor:
+UNDERFLOW_STEP = {"ftz": 2.0**-126, "gradual": 2.0**-149}
+
+
+def accumulation_bound(exact: ExactProduct, splits: int = 1, unit_roundoff: float = 2.0**-24,
+                       underflow: str = "ftz") -> torch.Tensor:
     """E [M, N] (fp64): how far a correct fp32-accumulating kernel's pre-rounding value may be from exact."""
     k = exact.k
     if splits < 1:
         raise ValueError(f"splits must be >= 1, got {splits}")
+    if underflow not in UNDERFLOW_STEP:
+        raise ValueError(f"underflow must be one of {tuple(UNDERFLOW_STEP)}, got {underflow!r}")
     h = math.ceil(k / splits) - 1 + (splits - 1)
-    tiny = 2 * k * 2.0**-126
+    tiny = 2 * k * UNDERFLOW_STEP[underflow]
     return (gamma(h, unit_roundoff) + gamma(k, 2.0**-53)) * exact.abs_sum + tiny
 
 

@@ -46,12 +46,20 @@ def block_amax(x32: torch.Tensor) -> torch.Tensor:
     return torch.where(nan.all(dim=-1), torch.full_like(amax, float("nan")), amax)
 
 
+def power_of_two(e: torch.Tensor) -> torch.Tensor:
+    """Exact fp32 2^e for integer e in [-127, 127], built from its bits: torch.exp2 is not exact on
+    every device (CUDA gives 2^-127 one ulp low)."""
+    e = e.to(torch.int32)
+    bits = torch.where(e == -127, torch.full_like(e, 0x00400000), (e + 127) << 23)
+    return bits.view(torch.float32)
+
+
 def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne"):
     """x [M, K] (bf16/fp16/fp32, any strides) -> (packed uint8 [M, K/2], scales uint8 [M, K/32])."""
     check_matrix(x, "x", _FLOAT_INPUTS, BLOCK)
     x32 = x.to(torch.float32)
     s = scale_exponent(block_amax(x32), scale_rule)
-    quant_scale = torch.exp2(-s.to(torch.float32))  # exact power of two (2^127 .. 2^-127)
+    quant_scale = power_of_two(-s)  # 2^127 .. 2^-127, exact
     qx = (x32.reshape(x32.shape[0], -1, BLOCK) * quant_scale[..., None]).reshape(x32.shape)
     codes = encode_e2m1(qx, rounding)
     return pack_e2m1(codes), encode_scale(s)

@@ -1,0 +1,42 @@
+"""pytest support for the aiter choice (``--aiter auto|real|emulated``).
+
+``aiter_info`` (session fixture): makes ``import aiter`` resolve as the option says and returns the
+``AiterInfo`` (kind, version, path). ``emulated(module)`` imports a module of the emulation under the
+top-level name ``aiter_emulated``, for tests of the emulation itself whichever aiter is selected.
+``assert_within_bound`` is the oracle check those tests share.
+"""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+import torch
+
+from reference.emulation.select import AiterInfo, load_emulation, use_aiter
+from reference.gemm import ExactProduct, acceptable_range, accumulation_bound
+
+EMULATION_NAME = "aiter_emulated"
+
+
+@pytest.fixture(scope="session")
+def aiter_info(pytestconfig) -> AiterInfo:
+    return use_aiter(pytestconfig.getoption("--aiter"))
+
+
+def emulated(module: str = ""):
+    """The emulation's ``aiter.<module>`` (or the package itself), independent of the selected aiter."""
+    package = load_emulation(EMULATION_NAME)
+    return importlib.import_module(f"{EMULATION_NAME}.{module}") if module else package
+
+
+def assert_within_bound(out: torch.Tensor, exact: ExactProduct, rounding: str, splits: int = 1) -> None:
+    """Every element of ``out`` lies where a correct fp32-accumulating kernel's result may (reference.gemm)."""
+    assert out.shape == exact.value.shape, f"shape {tuple(out.shape)} != {tuple(exact.value.shape)}"
+    lo, hi = acceptable_range(exact, accumulation_bound(exact, splits), rounding)
+    got = out.to(device=lo.device, dtype=torch.float64)
+    bad = ~((got >= lo) & (got <= hi)) & ~exact.overflow_risk
+    if bad.any():
+        i, j = (int(v) for v in bad.nonzero()[0])
+        raise AssertionError(f"{int(bad.sum())} of {bad.numel()} outputs outside the bound ({rounding}); first at "
+                             f"[{i}, {j}]: {got[i, j].item()!r} not in [{lo[i, j].item()!r}, {hi[i, j].item()!r}], "
+                             f"exact {exact.value[i, j].item()!r}")

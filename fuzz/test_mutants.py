@@ -1,0 +1,18 @@
+"""Mutation self-check (``pytest fuzz --mutants``): each shipped mutant of kernels/ (fuzz/mutants.py)
+is applied to a copy of the repository and the fuzz suite is run against it; the suite must fail,
+for every mutant. Without --mutants these tests skip."""
+import pytest
+
+from fuzz.mutants import MUTANTS, run_mutant
+from fuzz import profiles
+
+RESULTS = []
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_is_killed(mutant, request):
+    if not request.config.getoption("--mutants"):
+        pytest.skip("the mutation self-check runs with --mutants")
+    result = run_mutant(mutant, profiles.active())
+    RESULTS.append(result)
+    assert result.killed, f"mutant {mutant.name} ({mutant.bug_class}) survived: {result.killed_by}\n{result.card}"

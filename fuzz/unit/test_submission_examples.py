@@ -1,0 +1,238 @@
+"""The submission runner on the example submissions in fuzz/examples/: each gets exactly the verdicts
+it deserves, on the CPU tier, and bad files get one clear line.
+
+Explicit cases (no Hypothesis) keep this fast and deterministic; ``mxfp4-fuzz check`` explores the
+same checks with Hypothesis. Examples run two at a time, each in its own worker.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fuzz.strategies import Case
+from fuzz.submission import checks
+from fuzz.submission.runner import SubmissionRunner
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutability", "aliasing", "determinism",
+            "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck")
+HIDDEN_FROM_OFFICIAL = ("stale_data_ptr_cache.py", "aliased_output.py", "graph_replay_reused_address.py",
+                        "input_mutation.py", "wrong_tail.py", "hang.py")
+EXPECTED_FAILURES = {
+    "correct_reference_style.py": set(),
+    "stale_data_ptr_cache.py": {"stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck"},
+    "aliased_output.py": {"aliasing"},
+    "graph_replay_reused_address.py": {"stale_in_place", "stale_reallocated", "stale_recheck"},
+    "input_mutation.py": {"immutability"},
+    "segfault.py": {"official", "contract", "stale_new_shape"},
+    "wrong_tail.py": {"correctness", "contract_beyond"},
+}
+
+
+def run_plan(ctx, m: int = 2) -> dict:
+    """Every verdict once, on explicit small cases with first dimension ``m``; -> verdict -> Outcome."""
+    k_tail = 320  # K % 256 != 0
+    plan = {
+        "official": lambda: checks.check_official(ctx),
+        "contract": lambda: checks.check_contract(ctx, [Case(m, 64, 64, seed=1), Case(m + 1, 128, 128, seed=2)]),
+        "contract_beyond": lambda: checks.check_beyond_contract(ctx, Case(m, 64, 96, seed=3)),
+        "correctness": lambda: checks.check_correctness(ctx, Case(m, 64, k_tail, layout="row_sliced", seed=4)),
+        "immutability": lambda: checks.check_immutability(ctx, Case(m, 64, 128, seed=5)),
+        "aliasing": lambda: checks.check_aliasing(ctx, Case(m, 64, 128, seed=6)),
+        "determinism": lambda: checks.check_determinism(ctx, Case(m, 64, 128, seed=7)),
+        "stale_in_place": lambda: checks.check_stale_in_place(ctx, Case(m, 64, 128, seed=8)),
+        "stale_reallocated": lambda: checks.check_stale_reallocated(ctx, Case(m, 64, 128, seed=9)),
+        "stale_new_shape": lambda: checks.check_stale_new_shape(ctx, Case(m, 64, 128, seed=10), m + 1),
+        "stale_recheck": lambda: checks.check_stale_recheck(ctx, Case(m, 64, 128, seed=11)),
+    }
+    return {name: check() for name, check in plan.items()}
+
+
+def table_for(name: str) -> dict:
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=60)
+    try:
+        return run_plan(checks.Context(runner, "cpu"))
+    finally:
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict:
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(EXPECTED_FAILURES, pool.map(table_for, EXPECTED_FAILURES)))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
+def test_each_example_gets_exactly_its_verdicts(tables, name):
+    outcomes = tables[name]
+    failed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "fail"}
+    assert failed == EXPECTED_FAILURES[name], {v: o.summary for v, o in outcomes.items()}
+    assert all(outcomes[v].status == "pass" for v in VERDICTS if v not in failed), \
+        {v: o.status for v, o in outcomes.items()}
+    for verdict in failed:
+        card = outcomes[verdict].card
+        assert card is not None and card.check == verdict and verdict in card.render()
+
+
+def test_official_single_check_passes_for_what_it_cannot_see(tables):
+    """The official test mode makes one call per fresh input: the hazards of the stateful verdicts,
+    input writes and K % 256 tails pass it (the hang needs M = 1, which no official shape has)."""
+    for name in HIDDEN_FROM_OFFICIAL[:-1]:
+        assert tables[name]["official"].status == "pass", name
+        assert EXPECTED_FAILURES[name], name
+
+
+def test_a_segfault_is_a_crash_with_the_stack_that_caused_it(tables):
+    outcome = tables["segfault.py"]["contract"]
+    assert "SIGSEGV" in outcome.summary and "custom_kernel(d1)" in outcome.summary
+    assert "Segmentation fault" in outcome.output_tail and "segfault.py" in outcome.output_tail
+
+
+def test_stale_verdicts_name_the_replayed_result(tables):
+    card = tables["graph_replay_reused_address.py"]["stale_recheck"].card
+    assert any("bitwise the output y0 of an earlier call" in line for line in card.attribution)
+
+
+def test_a_hang_is_a_timeout_and_the_worker_comes_back():
+    runner = SubmissionRunner(EXAMPLES / "hang.py", aiter="emulated", timeout=4)
+    try:
+        ctx = checks.Context(runner, "cpu")
+        hung = checks.check_contract(ctx, [Case(2, 64, 64), Case(1, 64, 64)])
+        assert hung.status == "fail" and hung.summary.startswith("timeout"), hung.summary
+        assert "step 5" in hung.summary and "_wait_for_partials" in hung.output_tail  # the dump before the kill
+        assert checks.check_immutability(ctx, Case(2, 64, 64)).status == "pass"  # a new worker took over
+        assert checks.check_official(ctx).status == "pass"  # no official shape has M = 1
+        assert runner.restarts == 1 and runner.hangs == 1
+    finally:
+        runner.close()
+
+
+def test_the_cpu_tier_accepts_truncation_and_a_gpu_requires_rne(tmp_path):
+    path = tmp_path / "truncating.py"
+    path.write_text("import torch\n"
+                    "from correct_reference_style import dequantize_weights, decode, quantize_activations\n"
+                    "def custom_kernel(data):\n"
+                    "    A, _, B_q, _, B_scale_sh = data\n"
+                    "    y = decode(*quantize_activations(A)) @ dequantize_weights(B_q, B_scale_sh).T\n"
+                    "    return (y.view(torch.int32) >> 16).to(torch.int16).view(torch.bfloat16)  # truncate\n")
+    (tmp_path / "correct_reference_style.py").write_text((EXAMPLES / "correct_reference_style.py").read_text())
+    runner = SubmissionRunner(path, aiter="emulated")
+    try:
+        case = Case(4, 128, 256, seed=12)
+        on_cpu = checks.check_correctness(checks.Context(runner, "cpu"), case)
+        on_gpu = checks.check_correctness(checks.Context(runner, "amd"), case)
+    finally:
+        runner.close()
+    assert on_cpu.status == "pass" and "truncated" in on_cpu.summary, on_cpu.summary
+    assert on_gpu.status == "fail", on_gpu.summary
+
+
+SHUFFLED_SPLIT_K = """\
+import random
+import torch
+from correct_reference_style import decode, dequantize_weights, quantize_activations
+{flag}
+def custom_kernel(data):
+    A, _, B_q, _, B_scale_sh = data
+    a, b = decode(*quantize_activations(A)), dequantize_weights(B_q, B_scale_sh)
+    partials = [a[:, k:k + 32] @ b[:, k:k + 32].T for k in range(0, a.shape[1], 32)]
+    random.shuffle(partials)  # split-K partials summed in arrival order, as with atomics
+    total = partials[0]
+    for partial in partials[1:]:
+        total = total + partial
+    return total.to(torch.bfloat16)
+"""
+
+
+@pytest.mark.parametrize("flag, expected", [("NONDETERMINISTIC = True", "reported"), ("", "fail")])
+def test_documented_nondeterminism_is_reported_not_failed(tmp_path, flag, expected):
+    path = tmp_path / "split_k.py"
+    path.write_text(SHUFFLED_SPLIT_K.format(flag=flag))
+    (tmp_path / "correct_reference_style.py").write_text((EXAMPLES / "correct_reference_style.py").read_text())
+    runner = SubmissionRunner(path, aiter="emulated")
+    try:
+        ctx = checks.Context(runner, "cpu")
+        case = Case(8, 128, 512, a_regime="heavy_tailed", b_regime="heavy_tailed", seed=13)  # inexact fp32 sums
+        determinism = checks.check_determinism(ctx, case)
+        stale = checks.check_stale_in_place(ctx, case)
+    finally:
+        runner.close()
+    assert determinism.status == expected, determinism.summary
+    assert "differ in" in determinism.summary
+    assert stale.status == ("pass" if flag else "fail"), stale.summary  # documented: judged by the oracle
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bad files: one clear line each
+
+
+BAD_FILES = {
+    "syntax": ("def custom_kernel(data):\n    return (\n", "does not compile", "SyntaxError"),
+    "import": ("import no_such_module_for_mxfp4\n", "an import in the file fails", "no_such_module_for_mxfp4"),
+    "no_custom_kernel": ("from task import input_t, output_t\n", "no custom_kernel", "custom_kernel"),
+    "module_code": ("raise RuntimeError('tuning table missing')\n", "module-level code raised", "tuning table missing"),
+}
+
+
+def load_error(path) -> str:
+    runner = SubmissionRunner(path, aiter="emulated")
+    try:
+        outcome = checks.check_loads(checks.Context(runner, "cpu"))
+        assert outcome.status == "fail"
+        return outcome.summary
+    finally:
+        runner.close()
+
+
+def test_bad_files_get_one_clear_line(tmp_path):
+    paths = {"missing_file": tmp_path / "missing.py"}
+    for stage, (source, _, _) in BAD_FILES.items():
+        paths[stage] = tmp_path / f"{stage}.py"
+        paths[stage].write_text(source)
+    with ThreadPoolExecutor(2) as pool:
+        messages = dict(zip(paths, pool.map(load_error, paths.values())))
+    assert "does not exist" in messages["missing_file"]
+    for stage, (_, stage_text, detail) in BAD_FILES.items():
+        message = messages[stage]
+        assert stage_text in message and detail in message, message
+        assert "Traceback" not in message and len(message.splitlines()) == 1, message
+
+
+def test_wrong_return_type_and_a_print_flood_are_contained(tmp_path):
+    path = tmp_path / "prints.py"
+    path.write_text("import sys\n"
+                    "def custom_kernel(data):\n"
+                    "    for i in range(40000):\n"
+                    "        print('x' * 99)\n"
+                    "    print('last words', file=sys.stderr)\n"
+                    "    return [data[0]]\n")
+    runner = SubmissionRunner(path, aiter="emulated", output_cap=4096)
+    try:
+        outcome = checks.check_contract(checks.Context(runner, "cpu"), [Case(1, 64, 64), Case(2, 64, 64)])
+        result = runner.run([{"do": "build", "slot": "d", "case": Case(1, 64, 64).to_json()},
+                             {"do": "call", "slot": "d", "out": "y"}])
+    finally:
+        runner.close()
+    assert outcome.status == "fail" and "returned a builtins.list, not a torch.Tensor" in outcome.summary
+    assert result.output_bytes > 4_000_000 and len(result.stdout) <= 4096 and result.output_dropped > 0
+    assert result.stderr.strip() == "last words"
+
+
+def test_the_command_line_reports_and_exits_with_pytests_code(tmp_path):
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "stale_data_ptr_cache.py"),
+               "--aiter", "emulated", "--report", str(report), "--", "-k", "loads or immutability or stale_in_place"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "mxfp4-fuzz submission report" in done.stdout and "FAIL stale_in_place" in done.stdout
+    data = json.loads(report.read_text())
+    statuses = {v["verdict"]: v["status"] for v in data["verdicts"]}
+    assert statuses == {"loads": "PASS", "immutability": "PASS", "stale_in_place": "FAIL"}, statuses
+    failure = next(v for v in data["verdicts"] if v["verdict"] == "stale_in_place")["failure"]
+    assert failure["card"]["case"]["m"] == 1 and failure["card"]["case"]["n"] == 64  # shrunk
+    assert data["aiter"] == "emulated" and data["tier"] == "cpu" and data["timings"]["programs_run"] > 0

@@ -1,0 +1,17 @@
+"""An importable emulation of the aiter surface that amd-mxfp4-mm submissions use, at aiter's
+competition-era snapshot (bd02afb526) on gfx950. Put the directory above this package on sys.path (see
+reference/emulation/select.py). docs/aiter_emulation.md lists what differs from aiter, and why.
+
+Importing it needs no GPU: the ASM GEMM is computed with torch, the Triton kernels run wherever Triton
+runs (the interpreter on a CPU).
+"""
+import logging
+
+from . import _emulation  # noqa: F401  (marks the package as the emulation)
+from .ops.enum import ActivationType, QuantType  # noqa: F401
+from .ops.gemm_op_a4w4 import gemm_a4w4, gemm_a4w4_asm  # noqa: F401
+from .ops.quant import get_triton_quant, per_1x32_f4_quant_triton  # noqa: F401
+from .utility import dtypes  # noqa: F401
+from .ops import triton as _ops_triton  # noqa: F401  (aiter imports its Triton package with the top level)
+
+logger = logging.getLogger("aiter")

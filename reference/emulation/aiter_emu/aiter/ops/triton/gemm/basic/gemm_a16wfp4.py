@@ -1,0 +1,88 @@
+"""aiter.ops.triton.gemm.basic.gemm_a16wfp4: bf16 activations x MXFP4 weights (aiter_semantics.md 4.1).
+
+aiter passes configs through a string (for its torch.compile guard) so a caller's dict is never changed;
+here the dict is copied instead. Nothing else checks shapes, as in aiter: a wrong view gives wrong numbers.
+"""
+from typing import Optional
+
+import torch
+
+from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import _gemm_a16wfp4_kernel, _gemm_a16wfp4_preshuffle_kernel, _get_config
+from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _reduce
+
+
+def gemm_a16wfp4(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    w_scales: torch.Tensor,
+    atomic_add: Optional[bool] = False,
+    dtype: Optional[torch.dtype] = torch.bfloat16,
+    y: Optional[torch.Tensor] = None,
+    config: Optional[dict] = None,
+) -> torch.Tensor:
+    """Y = quant(X) @ W^T: x bf16/fp16 [M, K], w packed e2m1 [N, K/2], w_scales [N, K/32] (unshuffled).
+
+    atomic_add: programs add into y (zeroed when allocated here) instead of split-K partials + reduce.
+    """
+    M, K = x.shape
+    N, K = w.shape
+    w = w.T
+    config = dict(config) if config else _get_config(M, N, K)[0]
+    if y is None:
+        y = (torch.zeros if atomic_add else torch.empty)((M, N), dtype=dtype, device=x.device)
+    # With atomic_add a configured NUM_KSPLIT > 1 only launches idle programs (their split starts past K).
+    _fit_splits(config, K, search_splits=not atomic_add)
+    config["BLOCK_SIZE_K"] = max(config["BLOCK_SIZE_K"], 64)
+    if config["NUM_KSPLIT"] > 1 and not atomic_add:
+        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=torch.float32, device=y.device)
+    else:
+        config["SPLITK_BLOCK_SIZE"] = 2 * K
+        y_pp = None
+    out = y if y_pp is None else y_pp
+    _gemm_a16wfp4_kernel[_gemm_grid(M, N, config)](
+        x, w, out, w_scales, M, N, K, *x.stride(), *w.stride(),
+        0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1), *w_scales.stride(),
+        ATOMIC_ADD=atomic_add, **config)
+    if y_pp is not None:
+        _reduce(y_pp, y, M, N, K, config)
+    return y
+
+
+def gemm_a16wfp4_preshuffle(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    w_scales: torch.Tensor,
+    prequant: Optional[bool] = True,
+    dtype: Optional[torch.dtype] = torch.bfloat16,
+    y: Optional[torch.Tensor] = None,
+    config: Optional[dict] = None,
+    skip_reduce: Optional[bool] = False,
+) -> torch.Tensor:
+    """Y = quant(X) @ W^T with w = shuffle_weight(B_q) viewed (N//16, K*8) uint8 and w_scales =
+    e8m0_shuffle(scales) viewed (N_pad//32, 32*cols_pad) uint8. Returns y [M, N], or the fp32 partials
+    [NUM_KSPLIT, M, N] when skip_reduce and the config splits K. y, when given, sets the output dtype."""
+    assert prequant, "prequant == False is not supported yet"
+    M, _ = x.shape
+    N, K = w.shape
+    N, K = N * 16, K // 16  # K in bytes
+    config = dict(config) if config is not None else _get_config(M, N, K, True)[0]
+    _fit_splits(config, K)
+    config["BLOCK_SIZE_N"] = max(config["BLOCK_SIZE_N"], 32)
+    return_y_pp = config["NUM_KSPLIT"] > 1 and skip_reduce
+    if config["NUM_KSPLIT"] > 1:
+        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=torch.float32, device=x.device)
+    else:
+        config["SPLITK_BLOCK_SIZE"] = 2 * K
+        y_pp = None
+    if y is None and not return_y_pp:
+        y = torch.empty((M, N), dtype=dtype, device=x.device)
+    out = y if y_pp is None else y_pp
+    _gemm_a16wfp4_preshuffle_kernel[_gemm_grid(M, N, config)](
+        x, w, out, w_scales, M, N, K, *x.stride(), *w.stride(),
+        0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1), *w_scales.stride(),
+        PREQUANT=prequant, **config)
+    if return_y_pp:
+        return y_pp
+    if y_pp is not None:
+        _reduce(y_pp, y, M, N, K, config)
+    return y

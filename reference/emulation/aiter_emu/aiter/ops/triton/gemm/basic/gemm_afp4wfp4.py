@@ -1,0 +1,92 @@
+"""aiter.ops.triton.gemm.basic.gemm_afp4wfp4: ``gemm_afp4wfp4`` and the ``get_splitk`` that the a16wfp4
+wrappers (and submissions) use (aiter_semantics.md section 4.3)."""
+from typing import Optional
+
+import torch
+import triton
+
+from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import get_splitk as _search_splitk
+from ..._triton_kernels.gemm.basic.gemm_afp4wfp4 import (
+    _gemm_afp4wfp4_kernel,
+    _gemm_afp4wfp4_reduce_kernel,
+    _get_config,
+)
+
+_USE_GEMM_SPLITK_BF16 = False
+
+
+def set_use_gemm_splitk_bf16(value: bool):
+    global _USE_GEMM_SPLITK_BF16
+    _USE_GEMM_SPLITK_BF16 = value
+
+
+def get_splitk(K: int, BLOCK_SIZE_K: int, NUM_KSPLIT: int):
+    """(SPLITK_BLOCK_SIZE, BLOCK_SIZE_K, NUM_KSPLIT) for K bytes; the final count is the number of splits
+    that actually hold K (cdiv(K, SPLITK_BLOCK_SIZE // 2)), so no partial slice is left unwritten."""
+    splitk_block, block_k, _ = _search_splitk(K, BLOCK_SIZE_K, NUM_KSPLIT)
+    return splitk_block, block_k, triton.cdiv(K, splitk_block // 2)
+
+
+def _fit_splits(config: dict, K: int, search_splits: bool = True) -> None:
+    """The wrappers' common config rewrite (K in bytes): search the splits, then fall back to one split
+    when one BLOCK_SIZE_K already covers K."""
+    if config["NUM_KSPLIT"] > 1 and search_splits:
+        config["SPLITK_BLOCK_SIZE"], config["BLOCK_SIZE_K"], config["NUM_KSPLIT"] = get_splitk(
+            K, config["BLOCK_SIZE_K"], config["NUM_KSPLIT"])
+    if config["BLOCK_SIZE_K"] >= 2 * K:
+        config["BLOCK_SIZE_K"] = triton.next_power_of_2(2 * K)
+        config["SPLITK_BLOCK_SIZE"] = 2 * K
+        config["NUM_KSPLIT"] = 1
+
+
+def _gemm_grid(M: int, N: int, config: dict):
+    return (config["NUM_KSPLIT"] * triton.cdiv(M, config["BLOCK_SIZE_M"]) * triton.cdiv(N, config["BLOCK_SIZE_N"]),)
+
+
+def _reduce(y_pp: torch.Tensor, y: torch.Tensor, M: int, N: int, K: int, config: dict, block_n: int = 64) -> None:
+    """Sum the split-K partials into y with aiter's reduce launch (16 x block_n tiles)."""
+    actual_ksplit = triton.cdiv(K, config["SPLITK_BLOCK_SIZE"] // 2)
+    grid = (triton.cdiv(M, 16), triton.cdiv(N, block_n))
+    _gemm_afp4wfp4_reduce_kernel[grid](
+        y_pp, y, M, N, *y_pp.stride(), *y.stride(), 16, block_n, actual_ksplit,
+        triton.next_power_of_2(config["NUM_KSPLIT"]))
+
+
+def gemm_afp4wfp4(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scales: torch.Tensor,
+    w_scales: torch.Tensor,
+    dtype: Optional[torch.dtype] = torch.bfloat16,
+    y: Optional[torch.Tensor] = None,
+    config: Optional[dict] = None,
+    skip_reduce: Optional[bool] = False,
+) -> torch.Tensor:
+    """Y = X @ W^T for MXFP4 x [M, K/2] with scales [M, K/32] and w [N, K/2] with scales [N, K/32] (all
+    unshuffled uint8). Returns y [M, N], or the fp32 partials [NUM_KSPLIT, M, N] when skip_reduce splits."""
+    M, K = x.shape
+    N, K = w.shape
+    w = w.T
+    config = dict(config) if config is not None else _get_config(M, N, K)[0]
+    _fit_splits(config, K)
+    config["BLOCK_SIZE_K"] = max(config["BLOCK_SIZE_K"], 128)
+    return_y_pp = config["NUM_KSPLIT"] > 1 and skip_reduce
+    if config["NUM_KSPLIT"] > 1:
+        # aiter reads y.dtype here, so bf16 partials without a preallocated y raise AttributeError there too.
+        partial_dtype = y.dtype if _USE_GEMM_SPLITK_BF16 else torch.float32
+        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=partial_dtype, device=x.device)
+    else:
+        config["SPLITK_BLOCK_SIZE"] = 2 * K
+        y_pp = None
+    if y is None and not return_y_pp:
+        y = torch.empty((M, N), dtype=dtype, device=x.device)
+    out = y if y_pp is None else y_pp
+    _gemm_afp4wfp4_kernel[_gemm_grid(M, N, config)](
+        x, w, out, x_scales, w_scales, M, N, K, *x.stride(), *w.stride(),
+        0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1),
+        *x_scales.stride(), *w_scales.stride(), **config)
+    if return_y_pp:
+        return y_pp
+    if y_pp is not None:
+        _reduce(y_pp, y, M, N, K, config, 128 if _USE_GEMM_SPLITK_BF16 else 64)
+    return y
