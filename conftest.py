@@ -58,6 +58,13 @@ def pytest_addoption(parser):
         "the fuzz suite to kill it; prints the kill table.",
     )
     group.addoption(
+        "--example-db",
+        metavar="DIR|github:OWNER/REPO",
+        default=None,
+        help="Keep Hypothesis's examples in DIR/<key> (key: kernels/ source hash, triton and aiter versions, "
+        "arch), or also read the CI artifact of that key from a GitHub repository (docs/ci_workflow.md).",
+    )
+    group.addoption(
         "--faults",
         default=None,
         metavar="SPEC",
@@ -85,13 +92,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    profiles.load(config.getoption("--profile"))
     from reference.emulation.select import use_aiter
 
     try:
         use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation
     except (ImportError, RuntimeError) as exc:
         raise pytest.UsageError(f"--aiter={config.getoption('--aiter')}: {exc}") from exc
+    from fuzz.example_db import database_for
+
+    try:
+        database = database_for(config.getoption("--example-db"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    profiles.load(config.getoption("--profile"), database)  # after use_aiter: the db key names the aiter
     if config.getoption("--codegen") is None:
         config.option.codegen = profiles.active() in ("ci", "deep")
     spec = config.getoption("--faults")

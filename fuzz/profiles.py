@@ -31,14 +31,19 @@ for _name, _kw in PROFILES.items():
     settings.register_profile(_name, **{**_COMMON, **_kw})
 
 
-def load(name: str | None) -> None:
-    """Load a profile; None picks gpu where a GPU is visible, smoke elsewhere."""
+def load(name: str | None, database=None) -> None:
+    """Load a profile; None picks gpu where a GPU is visible, smoke elsewhere. ``database``: a
+    Hypothesis example database to use instead of the default (see fuzz/example_db.py)."""
     global _active
     if name is None:
         from kernels.platform import detect
 
         name = "smoke" if detect().tier == "cpu" else "gpu"
-    settings.load_profile(name)
+    if database is not None:
+        settings.register_profile(f"{name}-shared-db", settings.get_profile(name), database=database)
+        settings.load_profile(f"{name}-shared-db")
+    else:
+        settings.load_profile(name)
     _active = name
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import triton
 
-from fuzz.fixtures_aiter import aiter_info, assert_within_bound  # noqa: F401  (aiter_info is a fixture)
+from fuzz.fixtures_aiter import assert_within_bound
 from kernels.platform import detect
 from reference import exact_gemm_from_inputs, generate_input
 
