@@ -30,7 +30,9 @@ from fuzz.oracle import as_f64, bf16_ulp, failure_mask
 ROW_TILES = (8, 16, 32, 64)
 COLUMN_TILES = (64, 128, 256)
 K_TILES = (64, 128, 256)
-SCALE_ERRORS = (-1, 1, -2, 2)  # powers of two tried for a wrong group scale, likeliest first
+# Powers of two tried for a wrong group scale, likeliest first; -inf is a group that contributes
+# nothing (its terms dropped, or its scale byte decoded as 0).
+SCALE_ERRORS = (float("-inf"), -1, 1, -2, 2)
 MAX_SPLITS = 16
 MAX_RANGES_SHOWN = 6
 # Fewest elements a K-range or group-scale hypothesis must fit: with one or two elements, some one of
@@ -229,7 +231,8 @@ def _group_scale(y, value, bound, fail, a, b, operand, max_rows) -> list[Finding
     findings = []
     for (g, j), hit_rows in sorted(explained.items(), key=lambda item: -len(item[1])):
         span = describe_span(hit_rows, y.shape[0], noun, var, ())
-        text = (f"{operand}'s K-group {g} (k in [{g * BLOCK}, {(g + 1) * BLOCK})) scaled by 2^{j} explains "
+        what = "contributes nothing (dropped, or its scale decoded as 0)" if j == float("-inf") else f"scaled by 2^{j}"
+        text = (f"{operand}'s K-group {g} (k in [{g * BLOCK}, {(g + 1) * BLOCK})) {what} explains "
                 f"{len(hit_rows)} of {len(examined)} examined wrong {noun}: {span}")
         findings.append(Finding("group_scale", text, {"operand": operand, "group": g, "j": j, noun: ranges(hit_rows)}))
     return findings

@@ -139,3 +139,16 @@ def test_ranges_and_spans_read_naturally():
     assert describe_span([3], 10, "rows", "m", ()) == "rows 3"
     assert describe_span(list(range(4)), 10, "rows", "m", ()) == "rows m < 4"
     assert describe_span([1, 2, 5], 10, "rows", "m", ()) == "rows [1, 3) 5"
+
+
+def test_a_vanished_a_group_is_named_as_contributing_nothing():
+    data = data_for()
+
+    def drop(values):
+        values[2, 32:64] = 0  # row 2 loses K-group 1 entirely, e.g. its scale byte decoded as 0
+        return values
+
+    y = rne(drop(a_values(data[0])) @ b_values(data).T)
+    finding = kinds(explain(y, data))["group_scale"]
+    assert finding.params["group"] == 1 and finding.params["rows"] == [[2, 3]]
+    assert "contributes nothing" in finding.text
