@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from fuzz import oracle, profiles, strategies
 from fuzz.subjects import accumulation_model
-from fuzz.test_paths import SUBJECTS, TIER
+from fuzz.test_paths import SUBJECTS, TIER, available_subject, subject_shapes
 
 # The subjects that hold state across calls: the dispatcher (what gets submitted: failure memo,
 # history), the ASM path (quantized-A cache) and a split-K path (workspaces). The stateless paths
@@ -23,22 +23,20 @@ FEW = settings(max_examples=max(2, profiles.max_examples() // 4))
 
 @pytest.fixture(params=STATEFUL, scope="module")
 def subject(request):
-    s = SUBJECTS[request.param]
-    ok, why = s.available()
-    if not ok:
-        pytest.skip(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
-    return s
+    return available_subject(request.param)
 
 
 @st.composite
 def two_cases(draw, subject):
     """Two randn cases of one shape (different seeds): the second call's inputs."""
-    caps = profiles.shape_caps()
-    m = draw(strategies.rows(caps["max_m"]))
-    n = 64 * draw(st.integers(1, caps["max_n"] // 64))
-    k = subject.k_multiple * draw(st.integers(1, max(1, caps["max_k"] // subject.k_multiple)))
+    m, n, k = draw(subject_shapes(subject))
     seed = draw(st.integers(0, 2**16))
     return strategies.Case(m, n, k, seed=seed), strategies.Case(m, n, k, seed=seed + 1)
+
+
+def built_pair(data, subject):
+    first_case, second_case = data.draw(two_cases(subject), label="cases")
+    return first_case.build(TIER.device)[0], second_case.build(TIER.device)[0]
 
 
 def judge(subject, y, info, data):
@@ -54,9 +52,7 @@ def snapshot(data):
 @FEW
 @given(data=st.data())
 def test_outputs_are_not_aliased_and_inputs_not_written(subject, data):
-    first_case, second_case = data.draw(two_cases(subject), label="cases")
-    first, _ = first_case.build(TIER.device)
-    second, _ = second_case.build(TIER.device)
+    first, second = built_pair(data, subject)
     before = snapshot(first)
     y1, _ = subject.run(first)
     kept = y1.clone()
@@ -71,9 +67,7 @@ def test_outputs_are_not_aliased_and_inputs_not_written(subject, data):
 @FEW
 @given(data=st.data())
 def test_new_values_in_the_same_tensors_are_used(subject, data):
-    first_case, second_case = data.draw(two_cases(subject), label="cases")
-    inputs, _ = first_case.build(TIER.device)
-    fresh, _ = second_case.build(TIER.device)
+    inputs, fresh = built_pair(data, subject)
     subject.run(inputs)
     for t, new in zip(inputs, fresh):  # same objects, same addresses, new contents
         t.view(torch.uint8).copy_(new.view(torch.uint8)) if t.element_size() == 1 else t.copy_(new)

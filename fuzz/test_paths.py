@@ -20,24 +20,33 @@ SUBJECTS = {s.name: s for s in all_subjects()}
 TIER = detect()
 
 
-@pytest.fixture(params=sorted(SUBJECTS), scope="module")
-def subject(request):
-    s = SUBJECTS[request.param]
+def available_subject(name):
+    s = SUBJECTS[name]
     ok, why = s.available()
     if not ok:
         pytest.skip(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
     return s
 
 
-@st.composite
-def subject_cases(draw, subject):
+@pytest.fixture(params=sorted(SUBJECTS), scope="module")
+def subject(request):
+    return available_subject(request.param)
+
+
+def subject_shapes(subject):
+    """In-contract shapes within the profile's caps that the subject serves (K a multiple of its
+    k_multiple); shrinks toward (1, 64, k_multiple)."""
     caps = profiles.shape_caps()
-    m = draw(strategies.rows(caps["max_m"]))
-    n = 64 * draw(st.integers(1, caps["max_n"] // 64))
-    k = subject.k_multiple * draw(st.integers(1, max(1, caps["max_k"] // subject.k_multiple)))
+    return st.tuples(
+        strategies.rows(caps["max_m"]),
+        st.integers(1, caps["max_n"] // 64).map(lambda u: 64 * u),
+        st.integers(1, max(1, caps["max_k"] // subject.k_multiple)).map(lambda u: subject.k_multiple * u),
+    )
+
+
+def subject_cases(subject):
     specials = strategies.SPECIAL_KINDS if subject.places_nan else tuple(s for s in strategies.SPECIAL_KINDS if "nan" not in s)
-    shapes = st.just((m, n, k))
-    return draw(strategies.cases(shapes=shapes, specials_kinds=specials))
+    return strategies.cases(shapes=subject_shapes(subject), specials_kinds=specials)
 
 
 def run_and_judge(subject, case: strategies.Case):
