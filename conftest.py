@@ -8,7 +8,7 @@ import pytest
 import kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
 from fuzz import profiles
 
-pytest_plugins = ("fuzz.fixtures_aiter",)  # session fixture aiter_info, driven by --aiter
+pytest_plugins = ("fuzz.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
 
 
 def pytest_addoption(parser):

@@ -140,12 +140,9 @@ from correct_reference_style import decode, dequantize_weights, quantize_activat
 def custom_kernel(data):
     A, _, B_q, _, B_scale_sh = data
     a, b = decode(*quantize_activations(A)), dequantize_weights(B_q, B_scale_sh)
-    partials = [a[:, k:k + 32] @ b[:, k:k + 32].T for k in range(0, a.shape[1], 32)]
-    random.shuffle(partials)  # split-K partials summed in arrival order, as with atomics
-    total = partials[0]
-    for partial in partials[1:]:
-        total = total + partial
-    return total.to(torch.bfloat16)
+    partials = [(a[:, k:k + 32] @ b[:, k:k + 32].T).to(torch.bfloat16) for k in range(0, a.shape[1], 32)]
+    random.shuffle(partials)  # bf16 split-K partials added in arrival order, as with atomics
+    return sum(partials[1:], partials[0])
 """
 
 
@@ -157,7 +154,7 @@ def test_documented_nondeterminism_is_reported_not_failed(tmp_path, flag, expect
     runner = SubmissionRunner(path, aiter="emulated")
     try:
         ctx = checks.Context(runner, "cpu")
-        case = Case(8, 128, 512, a_regime="heavy_tailed", b_regime="heavy_tailed", seed=13)  # inexact fp32 sums
+        case = Case(8, 128, 512, seed=13)
         determinism = checks.check_determinism(ctx, case)
         stale = checks.check_stale_in_place(ctx, case)
     finally:

@@ -1,0 +1,56 @@
+"""``mxfp4-fuzz``: the suite's command line.
+
+    mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto] [--report PATH]
+                     [--timeout SECONDS] [-- extra pytest arguments]
+
+runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
+code (0: every verdict passed). The verdict table, the failure cards and the report path are printed
+at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+TEST_FILE = PACKAGE_ROOT / "fuzz" / "test_submission.py"
+
+
+def pytest_arguments(args, extra: list) -> list:
+    arguments = [
+        str(TEST_FILE), "-p", "fuzz.submission.plugin", "--rootdir", str(PACKAGE_ROOT),
+        "--submission", str(Path(args.submission).resolve()), "--aiter", args.aiter,
+        "--submission-report", str(Path(args.report).resolve()), "--tb=no", "-q", "-rN",
+    ]
+    if args.profile:
+        arguments += ["--profile", args.profile]
+    if args.timeout:
+        arguments += ["--submission-timeout", str(args.timeout)]
+    return arguments + extra
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="mxfp4-fuzz", description="Fuzz MXFP4 GEMM submissions for amd-mxfp4-mm.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="run every verdict on one popcorn submission file",
+                                epilog="Arguments after -- go to pytest, e.g. -- -k stale --hypothesis-seed=1")
+    check.add_argument("submission", help="the submission file (defines custom_kernel(data))")
+    check.add_argument("--profile", choices=("smoke", "ci", "deep", "gpu"), default=None,
+                       help="Hypothesis effort (default: smoke on CPU, gpu where a GPU is visible)")
+    check.add_argument("--aiter", choices=("auto", "real", "emulated"), default="auto",
+                       help="the real aiter package when importable (auto), or force real/emulated")
+    check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report")
+    check.add_argument("--timeout", type=float, default=None,
+                       help="seconds one program of calls may run (default 60 on CPU, 300 on a GPU)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # after --: for pytest (e.g. -k stale)
+    args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+
+    import pytest
+
+    return int(pytest.main(pytest_arguments(args, extra)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

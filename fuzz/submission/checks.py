@@ -1,0 +1,528 @@
+"""The verdicts on a submission file: each ``check_*`` builds one program of calls, runs it in the
+worker and judges it, returning an ``Outcome`` (pass, fail with a card, inconclusive, or reported).
+
+Each verdict blames only its own hazard, so a submission gets exactly the verdicts it deserves:
+
+- crashes and timeouts fail whichever verdict ran into them (the official harness would die too);
+- a clean exception on an in-contract shape is the contract verdict's to report; the other verdicts
+  call that example inconclusive (Hypothesis draws another);
+- stale state is judged differentially: the output after a history of calls must equal, bit for bit,
+  the output of a freshly executed module on the same values. A kernel that is wrong from the start
+  is the correctness verdict's to report, not a stale-state failure.
+
+A subject that documents non-determinism (a module-level ``NONDETERMINISTIC = True``, e.g. for
+split-K with atomics) gets its determinism difference reported, not failed, and its stale-state
+comparisons are made with the oracle instead of bit for bit.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from fuzz.cards import FailureCard
+from fuzz.oracle import check_product, failure_mask, official_reference, official_verdict
+from fuzz.strategies import MAX_SEED, Case
+from reference import accumulation_bound, exact_gemm_from_inputs
+
+OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))
+CPU_OFFICIAL_N = 128  # the CPU tier keeps the official M, K and seeds and narrows N
+RECHECK_STEP = 13  # the leaderboard's seed increment between timed iterations
+RECHECK_ITERATIONS = 4
+OUTPUT_TAIL_LINES = 12
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    status: str  # pass | fail | inconclusive | reported
+    summary: str
+    card: FailureCard | None = None
+    program: list = field(default_factory=list)  # the program in words
+    output_tail: str = ""  # what the submission printed last (crashes and timeouts)
+
+    def render(self) -> str:
+        if self.card is None:
+            return f"{self.status.upper()} {self.verdict}: {self.summary}"
+        return self.card.render()
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict, "status": self.status, "summary": self.summary,
+            "card": None if self.card is None else self.card.to_json(),
+            "program": list(self.program), "output_tail": self.output_tail,
+        }
+
+
+def reseeded(case: Case, offset: int) -> Case:
+    """The same case with other values."""
+    return dataclasses.replace(case, seed=(case.seed + offset) % (MAX_SEED + 1))
+
+
+class Program:
+    """Steps for the worker, and the same program in words for the card."""
+
+    def __init__(self):
+        self.steps: list = []
+        self.lines: list = []
+        self.case_of: dict = {}  # slot or output name -> the case its values come from
+
+    def _add(self, step: dict, line: str) -> None:
+        self.steps.append(step)
+        self.lines.append(line)
+
+    def build(self, slot: str, case: Case) -> None:
+        self.case_of[slot] = case
+        self._add({"do": "build", "slot": slot, "case": case.to_json()}, f"{slot} = inputs({_short(case)})")
+
+    def write(self, slot: str, case: Case) -> None:
+        self.case_of[slot] = case
+        self._add({"do": "write", "slot": slot, "case": case.to_json()},
+                  f"write the values of ({_short(case)}) into {slot}'s tensors in place")
+
+    def free(self, slot: str) -> None:
+        self._add({"do": "free", "slot": slot}, f"free {slot}")
+
+    def call(self, slot: str, out: str) -> None:
+        self.case_of[out] = self.case_of[slot]
+        self._add({"do": "call", "slot": slot, "out": out}, f"{out} = custom_kernel({slot})")
+
+    def reload(self) -> None:
+        self._add({"do": "reload"}, "execute the submission file afresh (no module state)")
+
+    def line_of(self, step: int | None) -> str:
+        return f"step {step + 1} ({self.lines[step]})" if step is not None and 0 <= step < len(self.lines) else ""
+
+    def numbered(self) -> list:
+        return [f"{i + 1}. {line}" for i, line in enumerate(self.lines)]
+
+
+def _short(case: Case) -> str:
+    extra = "" if (case.layout, case.a_regime, case.b_regime) == ("contiguous", "randn", "randn") else ", ..."
+    return f"M={case.m} N={case.n} K={case.k} seed={case.seed}{extra}"
+
+
+class Context:
+    """What every check needs: the runner, the tier, and whether the subject documents non-determinism."""
+
+    def __init__(self, runner, tier: str):
+        self.runner, self.tier = runner, tier
+        self.subject = Path(runner.path).name
+
+    @property
+    def nondeterministic(self) -> bool:
+        return self.runner.load().nondeterministic
+
+    @property
+    def roundings(self) -> tuple:
+        # The interpreter truncates fp32 -> bf16; a kernel that rounds itself (or torch) gives RNE.
+        return ("rne", "rtz") if self.tier == "cpu" else ("rne",)
+
+    def execute(self, program: Program):
+        result = self.runner.run(program.steps)
+        outputs = {r["out"]: r for r in result.calls()} if result.kind == "ok" else {}
+        return result, outputs
+
+    def outcome(self, verdict, status, summary, program, case=None, lines=(), worst=None, official=None,
+                result=None) -> Outcome:
+        """An Outcome; a failing one gets a card for ``case`` with ``lines``, the program, and for a
+        crash or a timeout the last lines the submission printed."""
+        tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind != "ok" else ""
+        card = None
+        if status == "fail":
+            why = list(lines) + [f"program {line}" for line in program.numbered()]
+            why += [f"output | {line}" for line in tail.splitlines()]
+            card = FailureCard(
+                case=case, subject=self.subject, path="", tier=self.tier, check=verdict, summary=summary,
+                worst=worst, attribution=why, official_passed=None if official is None else official.passed,
+                official_summary="" if official is None else official.summary)
+        return Outcome(verdict, status, summary, card, program.numbered(), tail)
+
+    def death(self, verdict: str, program: Program, result, case: Case) -> Outcome:
+        running = program.line_of(result.step)
+        step_case = case
+        if result.step is not None and 0 <= result.step < len(program.steps):
+            slot = program.steps[result.step].get("slot")
+            step_case = program.case_of.get(slot, case) if slot else case
+        summary = result.describe_death() + (f" during {running}" if running else "")
+        return self.outcome(verdict, "fail", summary, program, step_case, result=result)
+
+    # -- judging one output ---------------------------------------------------------------------
+
+    def judge(self, y: torch.Tensor, case: Case) -> "Judgement":
+        """Our oracle and the official 1e-2 check on output y of ``case``. On the CPU tier an element
+        passes inside the RNE range or inside the truncated range (the interpreter truncates
+        fp32 -> bf16; torch and kernels that round themselves give RNE); on a GPU only RNE."""
+        data, _ = case.build()  # on the CPU: the reference's NaN payload semantics hold there (see README)
+        exact = exact_gemm_from_inputs(data)
+        official = official_verdict(y, official_reference(exact))
+        verdicts = {r: check_product(y, data, rounding=r, exact=exact) for r in self.roundings}
+        rne = verdicts["rne"]
+        if len(verdicts) == 1:
+            return Judgement(rne.passed, rne.summary, rne.worst, official)
+        for r, v in verdicts.items():
+            if v.passed:
+                return Judgement(True, f"{v.summary} [{ROUNDING_TEXT[r]}]", v.worst, official)
+        if rne.worst is not None:  # a tensor of the right shape: try the union element by element
+            bound = accumulation_bound(exact)
+            y64 = y.detach().to(torch.float64)
+            outside = failure_mask(y64, exact, bound, "rne") & failure_mask(y64, exact, bound, "rtz")
+            if not bool(outside.any()):
+                return Judgement(True, "every element within its RNE or its truncated range", rne.worst, official)
+            return Judgement(False, f"{int(outside.sum())} of {outside.numel()} elements outside both the RNE and "
+                             f"the truncated range (CPU tier); RNE view: {rne.summary}", rne.worst, official)
+        return Judgement(False, rne.summary, None, official)
+
+
+ROUNDING_TEXT = {"rne": "rounded to nearest even", "rtz": "truncated to bf16, as the Triton interpreter does"}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    passed: bool
+    summary: str
+    worst: dict | None
+    official: object  # the official verdict on the same output
+
+
+def contract_problem(record: dict, case: Case) -> str | None:
+    """What is wrong with a call's return value by the contract (type, shape, dtype, device), if anything."""
+    if "exception" in record:
+        e = record["exception"]
+        return f"raised {e['type']}: {e['message']}" + _where(e)
+    if "inspect_error" in record:
+        e = record["inspect_error"]
+        return f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"
+    if "file" not in record:
+        return f"returned a {record['type']}, not a torch.Tensor"
+    if record["shape"] != [case.m, case.n]:
+        return f"returned shape {tuple(record['shape'])}, expected (M, N) = ({case.m}, {case.n})"
+    if record["dtype"] != "torch.bfloat16":
+        return f"returned dtype {record['dtype']}, expected torch.bfloat16"
+    if record["device"] != record["input_device"]:
+        return f"returned a tensor on {record['device']}, A is on {record['input_device']}"
+    return None
+
+
+def _where(error: dict) -> str:
+    where = error.get("where")
+    return f" (line {where['line']}: {where['code']})" if where else ""
+
+
+def _bits_equal(x: torch.Tensor, y: torch.Tensor) -> bool:
+    return x.shape == y.shape and x.dtype == y.dtype and torch.equal(x.view(torch.int16), y.view(torch.int16))
+
+
+def _differing(x: torch.Tensor, y: torch.Tensor) -> int:
+    return int((x.view(torch.int16) != y.view(torch.int16)).sum())
+
+
+# ---------------------------------------------------------------------------------------------------
+# The checks
+
+
+def check_loads(ctx: Context) -> Outcome:
+    """The file exists, compiles, its imports resolve and it defines custom_kernel: one clear line
+    naming the stage that failed, never a traceback of torch internals."""
+    report = ctx.runner.load()
+    if not report.ok:
+        return Outcome("loads", "fail", report.describe_error())
+    flag = ", documents non-determinism (NONDETERMINISTIC = True)" if report.nondeterministic else ""
+    return Outcome("loads", "pass", f"loaded with aiter {report.aiter}{flag}; worker start "
+                   f"{report.worker_start_seconds:.1f} s, module code {report.exec_seconds * 1000:.0f} ms")
+
+
+def check_official(ctx: Context) -> Outcome:
+    """The official test mode: the four test shapes (N narrowed on the CPU tier) with their seeds, one
+    after another in one process, one call each on new inputs, each output against the exact product
+    rounded to bf16 with rtol = atol = 1e-2. What this single check per shape cannot see, the other
+    verdicts look for."""
+    program = Program()
+    cases = [Case(m, CPU_OFFICIAL_N if ctx.tier == "cpu" else n, k, seed=seed) for m, n, k, seed in OFFICIAL_TESTS]
+    for i, case in enumerate(cases):  # nothing freed: whether the real allocator reuses addresses between
+        program.build(f"d{i}", case)  # tests is left to chance there; stale_reallocated checks it for sure
+        program.call(f"d{i}", f"y{i}")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("official", program, result, cases[0])
+    for i, case in enumerate(cases):
+        record = outputs[f"y{i}"]
+        problem = contract_problem(record, case)
+        if problem:
+            return ctx.outcome("official", "fail", f"test {i}: {problem}", program, case)
+        data, _ = case.build()
+        official = official_verdict(result.tensor(record), official_reference(exact_gemm_from_inputs(data)))
+        if not official.passed:
+            return ctx.outcome("official", "fail", f"test {i}: {official.summary}", program, case, official=official)
+    shapes = ", ".join(f"({c.m},{c.n},{c.k})" for c in cases)
+    return ctx.outcome("official", "pass", f"official-style check passes on {shapes}", program)
+
+
+def check_contract(ctx: Context, cases: list) -> Outcome:
+    """In-contract shapes called one after another in one module (as the harness runs its tests):
+    every call returns a bf16 torch.Tensor of shape (M, N) on A's device, without an exception."""
+    program = Program()
+    for i, case in enumerate(cases):
+        program.build(f"d{i}", case)
+        program.call(f"d{i}", f"y{i}")
+        program.free(f"d{i}")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("contract", program, result, cases[0])
+    for i, case in enumerate(cases):
+        problem = contract_problem(outputs[f"y{i}"], case)
+        if problem:
+            return ctx.outcome("contract", "fail", f"call {i + 1} on an in-contract shape {problem}", program, case)
+    return ctx.outcome("contract", "pass", f"{len(cases)} in-contract calls returned bf16 (M, N) tensors", program)
+
+
+def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
+    """A shape outside the stated contract (N % 64 != 0 or K % 64 != 0): a correct result or a clean
+    exception; garbage, a crash or a hang fails."""
+    program = Program()
+    program.build("d", case)
+    program.call("d", "y")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("contract_beyond", program, result, case)
+    record = outputs["y"]
+    error = record.get("exception")
+    if error and not error["device_fault"]:
+        return ctx.outcome("contract_beyond", "pass", f"refused cleanly: {error['type']}: {error['message']}", program)
+    problem = contract_problem(record, case)
+    if problem:
+        return ctx.outcome("contract_beyond", "fail", f"beyond the contract the call {problem}", program, case)
+    judgement = ctx.judge(result.tensor(record), case)
+    if not judgement.passed:
+        return ctx.outcome("contract_beyond", "fail", f"returned a wrong result instead of refusing: {judgement.summary}",
+                           program, case, worst=judgement.worst, official=judgement.official)
+    return ctx.outcome("contract_beyond", "pass", f"correct result: {judgement.summary}", program)
+
+
+def check_correctness(ctx: Context, case: Case, explain=None) -> Outcome:
+    """One fresh call; the output against the exact product and the accumulation bound (the oracle
+    ladder), with the official 1e-2 verdict on the same output beside it. ``explain(y, data,
+    rounding)`` may add attribution lines."""
+    program = Program()
+    program.build("d", case)
+    program.call("d", "y")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("correctness", program, result, case)
+    record = outputs["y"]
+    if "exception" in record:
+        return ctx.outcome("correctness", "inconclusive", contract_problem(record, case), program)
+    if "file" not in record:
+        return ctx.outcome("correctness", "fail", contract_problem(record, case), program, case)
+    y = result.tensor(record)
+    judgement = ctx.judge(y, case)
+    if judgement.passed:
+        return ctx.outcome("correctness", "pass", judgement.summary, program)
+    lines = explain(y, case) if explain is not None else []
+    return ctx.outcome("correctness", "fail", judgement.summary, program, case, lines,
+                       judgement.worst, judgement.official)
+
+
+def check_immutability(ctx: Context, case: Case) -> Outcome:
+    """Every input tensor (its whole storage) byte-identical after the call. The official harness
+    passes a clone, so a kernel that writes into its inputs passes there and corrupts a caller here."""
+    program = Program()
+    program.build("d", case)
+    program.call("d", "y")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("immutability", program, result, case)
+    record = outputs["y"]
+    if "exception" in record:
+        return ctx.outcome("immutability", "inconclusive", contract_problem(record, case), program)
+    if record["mutated"]:
+        changed = ", ".join(m["input"] + ("" if m["inside_elements"] else " (only outside its elements)")
+                            for m in record["mutated"])
+        return ctx.outcome("immutability", "fail", f"the call wrote into its inputs: {changed}", program, case,
+                           ["the official harness calls custom_kernel on a clone and checks against the original, "
+                            "so it cannot see this"])
+    return ctx.outcome("immutability", "pass", "all five inputs byte-identical after the call", program)
+
+
+def check_aliasing(ctx: Context, case: Case) -> Outcome:
+    """A second call (other values, same shape) must not overwrite the tensor the first call returned."""
+    program = Program()
+    program.build("d1", case)
+    program.call("d1", "y1")
+    program.build("d2", reseeded(case, 1))
+    program.call("d2", "y2")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("aliasing", program, result, case)
+    first, second = outputs["y1"], outputs["y2"]
+    if "exception" in first or "exception" in second or "file" not in first or "file" not in second:
+        return ctx.outcome("aliasing", "inconclusive", "a call did not return a tensor", program)
+    if "y1" in second["overwritten"] or "y1" in second["shares_memory_with"]:
+        how = "overwrote" if "y1" in second["overwritten"] else "returned the same storage as"
+        return ctx.outcome("aliasing", "fail", f"call 2 {how} the tensor call 1 returned: the caller's first "
+                           "result changes after it was returned", program, case,
+                           ["the official harness checks each output before the next call, so it cannot see this"])
+    return ctx.outcome("aliasing", "pass", "the first output is untouched by the second call", program)
+
+
+def check_determinism(ctx: Context, case: Case) -> Outcome:
+    """The same input object twice: bitwise the same output. A documented non-deterministic subject
+    (``NONDETERMINISTIC = True``) gets the difference reported, not failed."""
+    program = Program()
+    program.build("d", case)
+    program.call("d", "y1")
+    program.call("d", "y2")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("determinism", program, result, case)
+    first, second = outputs["y1"], outputs["y2"]
+    if "file" not in first or "file" not in second:
+        return ctx.outcome("determinism", "inconclusive", "a call did not return a tensor", program)
+    y1, y2 = result.tensor(first), result.tensor(second)
+    if _bits_equal(y1, y2):
+        return ctx.outcome("determinism", "pass", "two calls on the same input gave bitwise the same output", program)
+    summary = f"two calls on the same input differ in {_differing(y1, y2)} of {y1.numel()} elements"
+    if ctx.nondeterministic:
+        return ctx.outcome("determinism", "reported", summary + " (documented: NONDETERMINISTIC = True)", program)
+    return ctx.outcome("determinism", "fail", summary, program, case,
+                       ["a split-K kernel with atomics may document this with a module-level NONDETERMINISTIC = True"])
+
+
+# -- stale state -------------------------------------------------------------------------------------
+
+
+def _fresh(program: Program, case: Case, name: str) -> None:
+    """Append: a fresh module computes ``case`` into output ``name`` (the reference for the history)."""
+    program.reload()
+    program.build(f"{name}_inputs", case)
+    program.call(f"{name}_inputs", name)
+
+
+def _against_fresh(ctx: Context, verdict: str, program: Program, result, outputs, probe: str, fresh: str,
+                   what: str, earlier=()) -> Outcome | None:
+    """None when probe equals the fresh output; otherwise the failing (or inconclusive) Outcome."""
+    case = program.case_of[probe]
+    got, want = outputs[probe], outputs[fresh]
+    if contract_problem(want, case):
+        return ctx.outcome(verdict, "inconclusive", f"fresh call {contract_problem(want, case)}", program)
+    problem = contract_problem(got, case)
+    if problem:
+        return ctx.outcome(verdict, "fail", f"{what}: the call {problem}; a fresh module returns a correct tensor",
+                           program, case)
+    y, y_fresh = result.tensor(got), result.tensor(want)
+    if _bits_equal(y, y_fresh):
+        return None
+    judgement = ctx.judge(y, case)
+    if ctx.nondeterministic and (judgement.passed or not ctx.judge(y_fresh, case).passed):
+        return None
+    lines = [f"the oracle on this output: {judgement.summary}"]
+    lines += [f"it is bitwise the output {name} of an earlier call: a replay of a recorded result"
+              for name in earlier if "file" in outputs[name] and _bits_equal(y, result.tensor(outputs[name]))]
+    summary = f"{what}: the output differs from a fresh module's on the same values in {_differing(y, y_fresh)} of {y.numel()} elements"
+    return ctx.outcome(verdict, "fail", summary, program, case, lines, judgement.worst, judgement.official)
+
+
+def _history_inconclusive(outputs, names) -> bool:
+    return any("exception" in outputs[n] for n in names)
+
+
+def check_stale_in_place(ctx: Context, case: Case) -> Outcome:
+    """New values written in place into the same tensors (same objects, same addresses) between two
+    calls: a cache keyed on id(), data_ptr() or shapes serves the old result."""
+    new = reseeded(case, 1)
+    program = Program()
+    program.build("d", case)
+    program.call("d", "y1")
+    program.write("d", new)
+    program.call("d", "y2")
+    _fresh(program, new, "y2_fresh")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("stale_in_place", program, result, new)
+    if _history_inconclusive(outputs, ["y1"]):
+        return ctx.outcome("stale_in_place", "inconclusive", "the first call raised", program)
+    failed = _against_fresh(ctx, "stale_in_place", program, result, outputs, "y2", "y2_fresh",
+                            "after new values were written in place", earlier=["y1"])
+    return failed or ctx.outcome("stale_in_place", "pass", "new values in the same tensors give the fresh result", program)
+
+
+def _reuse_note(result, first: int, second: int, roles=range(5), noun="inputs") -> str:
+    """How many inputs the second build got back at the first build's addresses."""
+    builds = [r for r in result.records if r["do"] == "build"]
+    a, b = builds[first]["pointers"], builds[second]["pointers"]
+    reused = sum(1 for i in roles if a[i] is not None and a[i] == b[i])
+    return f"{reused} of {len(roles)} {noun} at their old addresses"
+
+
+def check_stale_reallocated(ctx: Context, case: Case) -> Outcome:
+    """The inputs freed and new ones of the same sizes allocated (new objects at the old addresses, as
+    the caching allocator hands them out): a cache keyed on data_ptr() serves stale data."""
+    new = reseeded(case, 1)
+    program = Program()
+    program.build("d1", case)
+    program.call("d1", "y1")
+    program.free("d1")
+    program.build("d2", new)
+    program.call("d2", "y2")
+    _fresh(program, new, "y2_fresh")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("stale_reallocated", program, result, new)
+    reuse = _reuse_note(result, 0, 1)
+    if _history_inconclusive(outputs, ["y1"]):
+        return ctx.outcome("stale_reallocated", "inconclusive", "the first call raised", program)
+    failed = _against_fresh(ctx, "stale_reallocated", program, result, outputs, "y2", "y2_fresh",
+                            f"after the inputs were freed and reallocated ({reuse})", earlier=["y1"])
+    return failed or ctx.outcome("stale_reallocated", "pass", f"reallocated inputs give the fresh result ({reuse})", program)
+
+
+def check_stale_new_shape(ctx: Context, case: Case, other_m: int) -> Outcome:
+    """A different shape (another M, same N and K) in reallocated inputs: B's tensors come back at
+    the old addresses with new values, A is new. Caches keyed on B's address, or on (N, K), go stale."""
+    new = dataclasses.replace(reseeded(case, 1), m=other_m)
+    program = Program()
+    program.build("d1", case)
+    program.call("d1", "y1")
+    program.free("d1")
+    program.build("d2", new)
+    program.call("d2", "y2")
+    _fresh(program, new, "y2_fresh")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("stale_new_shape", program, result, new)
+    reuse = _reuse_note(result, 0, 1, roles=range(1, 5), noun="of B's tensors")
+    if _history_inconclusive(outputs, ["y1"]):
+        return ctx.outcome("stale_new_shape", "inconclusive", "the first call raised", program)
+    failed = _against_fresh(ctx, "stale_new_shape", program, result, outputs, "y2", "y2_fresh",
+                            f"after a call with M={case.m}, a call with M={other_m} ({reuse})")
+    return failed or ctx.outcome("stale_new_shape", "pass", f"a new shape gives the fresh result ({reuse})", program)
+
+
+def check_stale_recheck(ctx: Context, case: Case, iterations: int = RECHECK_ITERATIONS) -> Outcome:
+    """The leaderboard's recheck loop: inputs regenerated with seed, seed+13, seed+26, ... (each new
+    tuple allocated while the previous one is alive, then the previous one freed), every output
+    checked. Addresses alternate between two sets, so an address-keyed cache goes stale from the
+    third iteration on."""
+    cases = [reseeded(case, RECHECK_STEP * i) for i in range(iterations)]
+    program = Program()
+    program.build("d0", cases[0])
+    program.call("d0", "y0")
+    for i in range(1, iterations):
+        program.build(f"d{i}", cases[i])
+        program.free(f"d{i - 1}")
+        program.call(f"d{i}", f"y{i}")
+    for i in range(1, iterations):
+        _fresh(program, cases[i], f"y{i}_fresh")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("stale_recheck", program, result, case)
+    if _history_inconclusive(outputs, [f"y{i}" for i in range(iterations)]):
+        return ctx.outcome("stale_recheck", "inconclusive", "a call raised", program)
+    for i in range(1, iterations):
+        failed = _against_fresh(ctx, "stale_recheck", program, result, outputs, f"y{i}", f"y{i}_fresh",
+                                f"recheck iteration {i} (seed {cases[i].seed})", earlier=[f"y{j}" for j in range(i)])
+        if failed:
+            return failed
+    return ctx.outcome("stale_recheck", "pass", f"{iterations} recheck iterations all give the fresh result", program)

@@ -1,0 +1,229 @@
+"""pytest plugin for fuzzing a submission file: options, the ``submission`` fixture, the verdict table
+in the terminal summary and the JSON report.
+
+Registered by the root conftest (``pytest_plugins = ["fuzz.submission.plugin"]``) and by
+``mxfp4-fuzz check`` (``-p fuzz.submission.plugin``). Without ``--submission`` the tests of
+``fuzz/test_submission.py`` skip with the reason "no --submission given".
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TEST_MODULE = "test_submission.py"
+DEFAULT_REPORT = "mxfp4-fuzz-report.json"
+DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds per program; a GPU's first call compiles
+NO_SUBMISSION = "no --submission given"
+_SESSION = pytest.StashKey()
+
+
+class SubmissionFailure(AssertionError):
+    """A verdict failed; the message is the failure card (an AssertionError, so Hypothesis shrinks it)."""
+
+
+@dataclass
+class VerdictRecord:
+    verdict: str
+    examples: int = 0
+    inconclusive: int = 0
+    failing: object = None  # the last failing Outcome: after shrinking, Hypothesis replays the minimal one last
+    reported: object = None  # a reported (documented) difference
+    passing: object = None  # the last passing Outcome, for its summary
+    outcome: str = ""  # pytest's: passed | failed | skipped | error
+    seconds: float = 0.0
+    error: str = ""  # a failure that did not come from a check (Hypothesis Flaky/Unsatisfiable, a bug)
+
+    def add(self, outcome) -> None:
+        self.examples += 1
+        slot = {"fail": "failing", "reported": "reported", "pass": "passing", "inconclusive": None}[outcome.status]
+        if slot is None:
+            self.inconclusive += 1
+        else:
+            setattr(self, slot, outcome)
+
+    @property
+    def status(self) -> str:
+        if self.outcome == "passed":
+            return "REPORTED" if self.reported is not None else "PASS"
+        return {"failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}.get(self.outcome, self.outcome.upper())
+
+    def line(self) -> str:
+        if self.outcome == "failed" and self.failing is not None:
+            return self.failing.summary
+        if self.error:
+            return self.error
+        latest = self.reported or self.passing
+        if latest is None:
+            return ""
+        if self.examples > 1:
+            skipped = f", {self.inconclusive} inconclusive" if self.inconclusive else ""
+            return f"{self.examples} examples{skipped}; last: {latest.summary}"
+        return latest.summary
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict, "status": self.status, "summary": self.line(), "examples": self.examples,
+            "inconclusive": self.inconclusive, "seconds": round(self.seconds, 3),
+            "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
+            "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
+            "reported": None if self.reported is None else self.reported.to_json(),
+        }
+
+
+class SubmissionSession:
+    """The file under test, its runner and the verdicts so far. A plain class with a one-line repr:
+    Hypothesis prints fixtures (dataclasses field by field) in every falsifying example."""
+
+    def __init__(self, path: str, runner, tier: str):
+        self.path, self.runner, self.tier = path, runner, tier
+        self.started = time.perf_counter()
+        self.records: dict = {}  # verdict -> VerdictRecord, in test order
+
+    def __repr__(self) -> str:
+        return f"<submission {self.path}>"
+
+    def record(self, verdict: str) -> VerdictRecord:
+        return self.records.setdefault(verdict, VerdictRecord(verdict))
+
+    def settle(self, outcome) -> None:
+        """Record a check's outcome; raise its card when it failed; reject an inconclusive example."""
+        __tracebackhide__ = True  # pytest shows the card, not this frame
+        self.record(outcome.verdict).add(outcome)
+        if outcome.status == "fail":
+            raise SubmissionFailure(outcome.render())
+        if outcome.status == "inconclusive":
+            from hypothesis import reject
+
+            reject()
+
+    def context(self):
+        from fuzz.submission.checks import Context
+
+        return Context(self.runner, self.tier)
+
+    def report(self, profile: str) -> dict:
+        load = self.runner.load_report
+        return {
+            "submission": self.path,
+            "tier": self.tier,
+            "device": self.runner.device,
+            "aiter": None if load is None else load.aiter,
+            "aiter_detail": None if load is None else load.aiter_detail,
+            "profile": profile,
+            "loaded": None if load is None else load.ok,
+            "load_error": None if load is None or load.ok else load.describe_error(),
+            "documents_nondeterminism": None if load is None else load.nondeterministic,
+            "verdicts": [r.to_json() for r in self.records.values()],
+            "timings": {
+                "total_seconds": round(time.perf_counter() - self.started, 3),
+                "worker_start_seconds": None if load is None else round(load.worker_start_seconds, 3),
+                "module_exec_seconds": None if load is None else round(load.exec_seconds, 4),
+                "programs_run": self.runner.run_count,
+                "worker_restarts": self.runner.restarts,
+                "timeouts": self.runner.hangs,
+            },
+        }
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mxfp4-fuzz", "MXFP4 GEMM fuzzing")
+    group.addoption("--submission", metavar="FILE", default=None,
+                    help="fuzz this popcorn submission file (custom_kernel(data)) in a worker subprocess")
+    group.addoption("--submission-report", metavar="PATH", default=DEFAULT_REPORT,
+                    help=f"where to write the submission's JSON report (default {DEFAULT_REPORT})")
+    group.addoption("--submission-timeout", metavar="SECONDS", type=float, default=None,
+                    help="how long one program of calls may run before the worker is killed "
+                         "(default 60 on the CPU tier, 300 on a GPU)")
+
+
+def pytest_configure(config):
+    if config.getoption("--submission", default=None):
+        config.pluginmanager.register(SubmissionReporter(config), "mxfp4-fuzz-submission-reporter")
+
+
+def _session(config) -> SubmissionSession | None:
+    return config.stash.get(_SESSION, None)
+
+
+def _start(config) -> SubmissionSession:
+    from kernels.platform import detect
+    from fuzz.submission.runner import SubmissionRunner
+
+    tier = detect().tier
+    timeout = config.getoption("--submission-timeout") or DEFAULT_TIMEOUT["cpu" if tier == "cpu" else "gpu"]
+    path = str(Path(config.getoption("--submission")).resolve())
+    aiter = config.getoption("--aiter", default="auto")
+    session = SubmissionSession(path, SubmissionRunner(path, aiter=aiter, timeout=timeout), tier)
+    config.stash[_SESSION] = session
+    return session
+
+
+@pytest.fixture(scope="session")
+def submission_session(request) -> SubmissionSession:
+    """The submission under test (its worker is started on first use); skips without --submission."""
+    if not request.config.getoption("--submission"):
+        pytest.skip(NO_SUBMISSION)
+    return _session(request.config) or _start(request.config)
+
+
+@pytest.fixture(scope="session")
+def submission(submission_session) -> SubmissionSession:
+    """The loaded submission; skips when the file did not load (test_loads reports why)."""
+    if not submission_session.runner.load().ok:
+        pytest.skip("the submission did not load (see test_loads)")
+    return submission_session
+
+
+class SubmissionReporter:
+    """Collects pytest's outcome per verdict, writes the JSON report and the terminal table."""
+
+    def __init__(self, config):
+        self.config = config
+        self.report_path = Path(config.getoption("--submission-report"))
+
+    def pytest_runtest_logreport(self, report):
+        session = _session(self.config)
+        if session is None or TEST_MODULE not in report.nodeid.split("::")[0]:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            record = session.record(report.nodeid.split("::")[-1].split("[")[0].removeprefix("test_"))
+            record.outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            record.seconds += report.duration
+            if report.failed and record.failing is None and report.longreprtext:
+                record.error = report.longreprtext.strip().splitlines()[-1][:300]
+
+    def pytest_sessionfinish(self, session):
+        found = _session(self.config)
+        if found is None:
+            return
+        from fuzz import profiles
+
+        self.report_path.write_text(json.dumps(found.report(profiles.active()), indent=2, default=str) + "\n")
+        found.runner.close()
+
+    def pytest_terminal_summary(self, terminalreporter):
+        found = _session(self.config)
+        if found is None:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("mxfp4-fuzz submission report")
+        load = found.runner.load_report
+        aiter = load.aiter_detail if load is not None and load.ok else "-"
+        write(f"submission  {found.path}")
+        write(f"tier {found.tier}, {aiter}; {found.runner.run_count} programs, "
+              f"{found.runner.restarts} worker restarts, {time.perf_counter() - found.started:.1f} s")
+        width = max([len(v) for v in found.records] + [8])
+        for record in found.records.values():
+            line = record.line().splitlines()[0] if record.line() else ""
+            write(f"  {record.verdict:<{width}}  {record.status:<8}  {line[:150]}")
+        if self.config.getoption("tbstyle") == "no":  # mxfp4-fuzz check: pytest printed no failure sections
+            for record in found.records.values():
+                if record.outcome == "failed" and record.failing is not None:
+                    write("")
+                    for line in record.failing.render().splitlines():
+                        write(line)
+        write(f"report      {self.report_path.resolve()}")

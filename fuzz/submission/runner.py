@@ -1,0 +1,377 @@
+"""Run a submission file in a worker subprocess: the parent side of ``worker.py``.
+
+``SubmissionRunner(path).run(steps)`` sends a program (build inputs, call, write new values in place,
+free, ...) to a warm worker and returns a ``RunResult``: kind "ok" with one record per step, or
+"crash" (the process died: signal or exit code) or "timeout" (killed after ``timeout`` seconds), with
+the last lines the submission printed. After a crash, a timeout or a GPU fault the next run gets a new
+worker. The submission's stdout and stderr are kept in capped buffers (the last ``output_cap`` bytes
+of each), so a file that prints megabytes floods neither the terminal nor memory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding fuzz/ and reference/
+TASK_FALLBACK = PACKAGE_ROOT / "fuzz" / "examples" / "task.py"
+OUTPUT_CAP = 64 * 1024
+TAIL_LINES = 20
+START_TIMEOUT = 300.0  # importing torch, triton and aiter; real aiter may JIT-build on import
+AFTER_HANG_FLOOR = 10.0  # once something hung, later runs get max(this, 3 x the slowest good run)
+KILL_GRACE = 5.0
+OWN_FRAMES = (str(Path(__file__).with_name("worker.py")), "<frozen runpy>", "Extension modules:", "/threading.py")
+THREAD_HEADER = "(most recent call first):"
+
+
+class CappedBuffer:
+    """The last ``cap`` bytes written, and how many were written in all."""
+
+    def __init__(self, cap: int):
+        self.cap, self.total = cap, 0
+        self.chunks: deque = deque()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size - len(self.chunks[0]) >= self.cap:
+            self.size -= len(self.chunks.popleft())
+
+    def since(self, mark: int) -> tuple[str, int]:
+        """(text written since total was ``mark``, at most ``cap`` bytes of it; bytes left out)."""
+        data = b"".join(self.chunks)[-min(self.total - mark, self.cap):] if self.total > mark else b""
+        return data.decode("utf-8", "replace"), self.total - mark - len(data)
+
+
+@dataclass
+class RunResult:
+    kind: str  # ok | crash | timeout
+    records: list = field(default_factory=list)
+    seconds: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    output_bytes: int = 0  # all the submission printed during the run
+    output_dropped: int = 0  # bytes beyond the cap, not kept
+    exit_code: int | None = None
+    signal_name: str | None = None
+    timeout: float | None = None
+    step: int | None = None  # the step that was running when the worker died (index into the caller's steps)
+
+    def calls(self) -> list:
+        return [r for r in self.records if r["do"] == "call"]
+
+    def tensor(self, record: dict) -> torch.Tensor:
+        """A returned tensor, as saved by the worker at return time (weights_only: tensors and nothing else)."""
+        return torch.load(record["file"], weights_only=True)
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        """The last lines of stderr (else stdout) for a card, without the frames of our worker in
+        faulthandler's stack dumps."""
+        text = self.stderr or self.stdout
+        kept = [line for line in text.splitlines() if line.strip() and not any(noise in line for noise in OWN_FRAMES)]
+        # a thread header whose frames were all ours (the worker's orphan watch) says nothing
+        kept = [line for i, line in enumerate(kept)
+                if not (THREAD_HEADER in line and (i + 1 == len(kept) or THREAD_HEADER in kept[i + 1]))]
+        return "\n".join(kept[-lines:])
+
+    def describe_death(self) -> str:
+        if self.kind == "timeout":
+            return f"timeout: no answer within {self.timeout:.0f} s, worker killed"
+        if self.signal_name:
+            return f"crash: worker killed by {self.signal_name}"
+        return f"crash: worker exited with code {self.exit_code} in the middle of the program"
+
+
+@dataclass
+class LoadReport:
+    ok: bool
+    aiter: str = ""
+    aiter_detail: str = ""
+    nondeterministic: bool = False
+    exec_seconds: float = 0.0
+    worker_start_seconds: float = 0.0
+    error: dict | None = None
+    death: RunResult | None = None  # the worker died or hung while loading
+
+    def describe_error(self) -> str:
+        if self.death is not None:
+            return f"{self.death.describe_death()} while loading the file\n{self.death.tail()}".rstrip()
+        e = self.error or {}
+        where = e.get("where")
+        place = f" at line {where['line']}: {where['code']}" if where else ""
+        return f"{STAGE_TEXT.get(e.get('stage'), e.get('stage'))}: {e.get('type')}: {e.get('message')}{place}"
+
+
+STAGE_TEXT = {
+    "aiter": "the requested aiter cannot be used",
+    "missing_file": "the submission file does not exist",
+    "syntax": "the file does not compile",
+    "import": "an import in the file fails",
+    "module_code": "the file's module-level code raised",
+    "no_custom_kernel": "the file has no custom_kernel",
+}
+
+
+def _kill_if_running(process: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (its own session: the worker and what it started), only
+    while the worker is unreaped, so its pid, which names the group, cannot belong to anyone else."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self, output_cap: int):
+        self.stdout, self.stderr = CappedBuffer(output_cap), CappedBuffer(output_cap)
+        request_r, self.request_w = os.pipe()
+        self.response_r, response_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fuzz.submission.worker", "--request-fd", str(request_r),
+             "--response-fd", str(response_w)],
+            pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+            cwd=PACKAGE_ROOT, env=env, start_new_session=True,  # its own group: a timeout kills its children too
+        )
+        for fd in (request_r, response_w, out_w, err_w):
+            os.close(fd)
+        weakref.finalize(self, _kill_if_running, self.process)  # also at interpreter exit
+        self.streams = {out_r: self.stdout, err_r: self.stderr}
+        self.pending = b""
+
+    def request(self, message: dict, timeout: float) -> RunResult | dict:
+        """The worker's answer, or a RunResult saying how it died (its records empty)."""
+        self.send(message)
+        return self.receive(timeout)
+
+    def send(self, message: dict) -> None:
+        self.marks = (self.stdout.total, self.stderr.total)
+        self.sent = time.perf_counter()
+        try:
+            os.write(self.request_w, (json.dumps(message) + "\n").encode())
+        except BrokenPipeError:
+            pass  # it died already: receive() reads the EOF and says how
+
+    def receive(self, timeout: float) -> RunResult | dict:
+        marks, start = self.marks, self.sent
+        deadline = start + timeout
+        step = None
+        while True:
+            while b"\n" in self.pending:
+                line, self.pending = self.pending.split(b"\n", 1)
+                answer = json.loads(line)
+                if "progress" not in answer:
+                    self._drain(0.0)  # the worker flushed before answering: its prints are in the pipes now
+                    answer["_output"] = self._output(marks)
+                    return answer
+                step = answer["progress"]
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return self._death("timeout", marks, start, timeout, step)
+            ready, _, _ = select.select([self.response_r, *self.streams], [], [], left)
+            for fd in ready:
+                if fd == self.response_r:
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        return self._death("crash", marks, start, timeout, step)
+                    self.pending += chunk
+                else:
+                    self._pump(fd)
+
+    def _pump(self, fd) -> bool:
+        chunk = os.read(fd, 1 << 16)
+        if chunk:
+            self.streams[fd].write(chunk)
+        return bool(chunk)
+
+    def _drain(self, wait: float) -> None:
+        """Read what the pipes hold; with ``wait`` > 0, until both close or ``wait`` seconds pass."""
+        open_fds = list(self.streams)
+        deadline = time.perf_counter() + wait
+        while open_fds:
+            ready, _, _ = select.select(open_fds, [], [], max(0.0, deadline - time.perf_counter()))
+            if not ready:
+                return
+            for fd in ready:
+                if not self._pump(fd):
+                    open_fds.remove(fd)
+
+    def _output(self, marks) -> dict:
+        stdout, out_dropped = self.stdout.since(marks[0])
+        stderr, err_dropped = self.stderr.since(marks[1])
+        written = self.stdout.total - marks[0] + self.stderr.total - marks[1]
+        return {"stdout": stdout, "stderr": stderr, "output_bytes": written, "output_dropped": out_dropped + err_dropped}
+
+    def _death(self, kind: str, marks, start: float, timeout: float, step: int | None) -> RunResult:
+        self.kill()
+        self._drain(KILL_GRACE)
+        code = self.process.returncode
+        result = RunResult(kind, seconds=time.perf_counter() - start, timeout=timeout, step=step,
+                           **self._output(marks))
+        if kind == "crash":
+            if code is not None and code < 0:
+                result.signal_name = signal.Signals(-code).name
+            else:
+                result.exit_code = code
+        return result
+
+    def kill(self) -> None:
+        _kill_if_running(self.process)
+        try:
+            self.process.wait(KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self) -> None:
+        try:
+            os.close(self.request_w)  # the worker's request loop ends at EOF
+            self.process.wait(KILL_GRACE)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+        for fd in (self.response_r, *self.streams):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class SubmissionRunner:
+    """Runs programs on one submission file; restarts its worker after a crash, a timeout or a GPU fault."""
+
+    def __init__(self, path, aiter: str = "auto", device: str | None = None, timeout: float = 60.0,
+                 output_cap: int = OUTPUT_CAP):
+        from kernels.platform import detect
+
+        self.path = str(Path(path).resolve())
+        self.aiter_mode = aiter
+        self.device = device or detect().device
+        self.timeout = timeout
+        self.output_cap = output_cap
+        self.worker: Worker | None = None
+        self.standby: Worker | None = None  # started after a death, so the next run need not wait for imports
+        self.load_report: LoadReport | None = None
+        self.slowest_good_run = 0.0
+        self.hangs = 0
+        self.restarts = 0
+        self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
+        self.run_count = 0
+        self.deaths: dict = {}  # program -> the RunResult of its crash or timeout
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def load(self) -> LoadReport:
+        """Start a worker and load the file (once; later calls return the first report)."""
+        if self.load_report is None:
+            self.load_report = self._start()
+        return self.load_report
+
+    def _launch(self) -> Worker:
+        """A new worker, already importing and loading the file; its answer is read by _start."""
+        worker = Worker(self.output_cap)
+        worker.send({"op": "load", "path": self.path, "aiter": self.aiter_mode, "device": self.device,
+                     "task_fallback": str(TASK_FALLBACK)})
+        return worker
+
+    def _start(self) -> LoadReport:
+        """Make the standby (or a new worker) current and wait for its load answer."""
+        self.worker, self.standby = self.standby or self._launch(), None
+        answer = self.worker.receive(START_TIMEOUT)
+        elapsed = time.perf_counter() - self.worker.sent
+        if isinstance(answer, RunResult):
+            self._discard_worker()
+            return LoadReport(False, worker_start_seconds=elapsed, death=answer)
+        if "internal" in answer:
+            self._discard_worker()
+            raise RuntimeError(f"mxfp4-fuzz worker failed to load the submission:\n{answer['internal']}")
+        return LoadReport(answer["ok"], answer.get("aiter", ""), answer.get("aiter_detail", ""),
+                          answer.get("nondeterministic", False), answer.get("exec_seconds", 0.0),
+                          elapsed - answer.get("exec_seconds", 0.0), answer.get("error"))
+
+    def _discard_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def _replace_dead_worker(self) -> None:
+        """Drop the dead worker and start its successor now: a file that crashed once usually crashes
+        again while Hypothesis shrinks, and the successor imports torch while we judge this run."""
+        self._discard_worker()
+        if self.standby is None:
+            self.standby = self._launch()
+
+    def close(self) -> None:
+        self._discard_worker()
+        if self.standby is not None:
+            self.standby.close()
+            self.standby = None
+        self.temp.cleanup()
+
+    # -- programs ---------------------------------------------------------------------------------
+
+    def current_timeout(self) -> float:
+        """The base timeout; once something hung, a shorter one derived from the good runs, so that a
+        file that hangs on many examples does not cost the full timeout on each."""
+        if self.hangs:
+            return min(self.timeout, max(AFTER_HANG_FLOOR, 3 * self.slowest_good_run))
+        return self.timeout
+
+    def run(self, steps: list, timeout: float | None = None) -> RunResult:
+        """Run ``steps`` on a freshly executed submission module (a leading reload is added). A program
+        that crashed or hung before is not run again: each run starts from a fresh module, so it would
+        die the same way, and Hypothesis replays its failing example once more at the end."""
+        key = json.dumps(steps, sort_keys=True)
+        if key in self.deaths:
+            return self.deaths[key]
+        report = self.load()
+        if not report.ok:
+            raise RuntimeError(f"the submission did not load: {report.describe_error()}")
+        if self.worker is None:
+            self.restarts += 1
+            restarted = self._start()
+            if not restarted.ok:
+                raise RuntimeError(f"the submission no longer loads: {restarted.describe_error()}")
+        timeout = timeout if timeout is not None else self.current_timeout()
+        self.run_count += 1
+        out_dir = os.path.join(self.temp.name, f"run{self.run_count}")
+        os.makedirs(out_dir)
+        answer = self.worker.request(
+            {"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
+             "hang_dump_after": max(1.0, timeout - 2.0)}, timeout)
+        if isinstance(answer, RunResult):
+            self._replace_dead_worker()
+            self.hangs += answer.kind == "timeout"
+            if answer.step is not None:
+                answer.step -= 1  # our leading reload is step 0 of the worker's program
+            self.deaths[key] = answer
+            return answer
+        if "internal" in answer:
+            raise RuntimeError(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
+        result = RunResult("ok", answer["records"][1:], answer["seconds"], **answer["_output"])
+        reload_error = answer["records"][0].get("error")
+        if reload_error:
+            raise RuntimeError(f"the submission no longer loads: {reload_error['type']}: {reload_error['message']}")
+        if any(r.get("exception", {}).get("device_fault") for r in result.records):
+            self._replace_dead_worker()  # the GPU context is unusable after a fault
+        else:
+            self.slowest_good_run = max(self.slowest_good_run, result.seconds)
+        return result

@@ -1,0 +1,354 @@
+"""The worker process: loads one submission file the way the official harness does and runs programs
+of calls on it. Started by ``runner.Worker``; never imported by the parent.
+
+Protocol: one JSON object per line on two inherited pipe fds (requests in, responses out). Tensors
+go back as ``torch.save`` files in the request's ``out_dir``; nothing else is pickled. fds 1 and 2
+(the submission's prints, faulthandler dumps) are pipes the parent reads into capped buffers.
+
+The submission is executed afresh (a new module object from the file) at the start of every program,
+so module-level caches never leak from one fuzz example into the next: a failure replays, and
+Hypothesis can shrink it. Inputs are placed in a LIFO block pool that behaves like PyTorch's caching
+allocator (a freed block of the same size comes back at the same address), so "new values at an old
+address" is deterministic on the CPU too; a block still referenced by the submission is never reused,
+as with the real allocator.
+"""
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import gc
+import importlib.util
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+
+import torch
+
+import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
+from fuzz.strategies import Case
+
+INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
+MODULE_NAME = "submission"  # the official harness does `from submission import custom_kernel`
+DEVICE_FAULT_WORDS = (
+    "illegal memory access", "device-side assert", "misaligned address", "unspecified launch failure",
+    "hipErrorIllegalAddress", "HIP error", "CUDA error", "an illegal instruction",
+)
+MESSAGE_CHARS = 2000
+
+
+class LoadError(Exception):
+    def __init__(self, stage: str, error: dict):
+        super().__init__(stage)
+        self.stage, self.error = stage, error
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+
+
+def describe_exception(error: BaseException, path: str) -> dict:
+    """Type, message, the innermost frame inside the submission file and the last three frames: enough
+    to act on, without the traceback soup of torch/triton internals."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if os.path.abspath(f.filename) == path]
+    if isinstance(error, SyntaxError) and error.filename and os.path.abspath(error.filename) == path:
+        where = {"file": path, "line": error.lineno, "code": (error.text or "").strip()}
+    elif own:
+        where = {"file": path, "line": own[-1].lineno, "code": (own[-1].line or "").strip()}
+    else:
+        where = None
+    tail = [f"{f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
+    message = str(error)
+    return {
+        "type": type(error).__name__,
+        "message": message[:MESSAGE_CHARS] + (" ..." if len(message) > MESSAGE_CHARS else ""),
+        "where": where,
+        "frames": tail,
+        "device_fault": any(word in message for word in DEVICE_FAULT_WORDS),
+    }
+
+
+def prepare_imports(path: str, task_fallback: str) -> None:
+    """The submission's directory first on sys.path (its own helper modules and task.py resolve as in
+    the harness's working directory); our task.py stands in when that directory has none."""
+    directory = os.path.dirname(path)
+    os.chdir(directory)
+    sys.path.insert(0, directory)
+    if not os.path.exists(os.path.join(directory, "task.py")):
+        spec = importlib.util.spec_from_file_location("task", task_fallback)
+        task = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(task)
+        sys.modules["task"] = task
+
+
+def execute_submission(path: str):
+    """A new module object from the file. Raises LoadError with the stage that failed."""
+    if not os.path.isfile(path):
+        raise LoadError("missing_file", {"type": "FileNotFoundError", "message": f"no such file: {path}"})
+    with open(path, "rb") as f:
+        source = f.read()
+    try:
+        code = compile(source, path, "exec")
+    except SyntaxError as error:  # also IndentationError / TabError
+        raise LoadError("syntax", describe_exception(error, path)) from None
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    try:
+        exec(code, module.__dict__)
+    except ImportError as error:
+        raise LoadError("import", describe_exception(error, path)) from None
+    except BaseException as error:  # SystemExit too: the file ran, and stopped
+        raise LoadError("module_code", describe_exception(error, path)) from None
+    if not callable(getattr(module, "custom_kernel", None)):
+        raise LoadError("no_custom_kernel", {
+            "type": "AttributeError", "message": "the file defines no callable custom_kernel(data)"})
+    return module
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs in a block pool
+
+
+def raw_bytes(storage) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+
+
+class BlockPool:
+    """Storage blocks by size, handed out last-freed first, like the caching allocator."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.free: dict[int, list] = {}
+        self.released: list = []  # freed but maybe still referenced by the submission
+
+    def place(self, t: torch.Tensor) -> torch.Tensor:
+        """A tensor with t's dtype, shape, strides and offset in a pool block holding a copy of t's whole
+        storage (so a layout's poisoned padding comes along)."""
+        nbytes = t.untyped_storage().nbytes()
+        blocks = self.free.get(nbytes)
+        storage = blocks.pop() if blocks else torch.empty(nbytes, dtype=torch.uint8, device=self.device).untyped_storage()
+        raw_bytes(storage).copy_(raw_bytes(t.untyped_storage()))
+        return torch.empty(0, dtype=t.dtype, device=self.device).set_(storage, t.storage_offset(), t.shape, t.stride())
+
+    def release(self, t: torch.Tensor) -> None:
+        self.released.append(t.untyped_storage())
+
+    def collect(self) -> None:
+        """Blocks that nothing but the pool references any more become free (in release order)."""
+        if any(self._referenced(s) for s in self.released):
+            gc.collect()  # only then: a full collection costs ~0.2 s with torch loaded
+        for storage in self.released:
+            if not self._referenced(storage):
+                self.free.setdefault(storage.nbytes(), []).append(storage)
+        self.released = [s for s in self.released if self._referenced(s)]
+
+    @staticmethod
+    def _referenced(storage) -> bool:
+        return torch._C._storage_Use_Count(storage._cdata) > 1
+
+
+def pointers(data) -> list:
+    return [None if t is None else t.data_ptr() for t in data]
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """Same-size integer view: bitwise comparisons that see NaN payloads and -0."""
+    return t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def storage_snapshot(data) -> list:
+    return [None if t is None else raw_bytes(t.untyped_storage()).clone() for t in data]
+
+
+def mutations(data, before) -> list:
+    """Which inputs changed: {"input": name, "inside_elements": bool} for each."""
+    changed = []
+    for name, t, snap in zip(INPUT_NAMES, data, before):
+        if t is None or torch.equal(raw_bytes(t.untyped_storage()), snap):
+            continue
+        view = torch.empty(0, dtype=t.dtype, device=t.device).set_(snap.untyped_storage(), t.storage_offset(),
+                                                                   t.shape, t.stride())
+        changed.append({"input": name, "inside_elements": not torch.equal(bits(view), bits(t))})
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------------
+# Programs
+
+
+def synchronize(device: str) -> None:
+    if device != "cpu":
+        torch.cuda.synchronize()
+
+
+class Session:
+    def __init__(self, path: str, device: str, progress):
+        self.path, self.device, self.progress = path, device, progress
+        self.module = None
+        self.pool = BlockPool(device)
+
+    def run(self, steps: list, out_dir: str) -> list:
+        records: list = []
+        slots: dict = {}
+        outputs: dict = {}  # out name -> (returned tensor, its bits at return)
+        for index, step in enumerate(steps):
+            self.progress(index)
+            record = {key: step[key] for key in ("do", "slot", "out") if key in step}
+            records.append(record)
+            if not self.step(step, record, slots, outputs, out_dir):
+                break
+        return records
+
+    def step(self, step, record, slots, outputs, out_dir) -> bool:
+        """Runs one step and fills its record; False (only a failed reload) stops the program. A call that
+        raises does not: the official harness too goes on to its next test in the same process."""
+        kind = step["do"]
+        if kind == "reload":
+            start = time.perf_counter()
+            try:
+                self.module = execute_submission(self.path)
+            except LoadError as error:
+                record["error"] = {"stage": error.stage, **error.error}
+                return False
+            record["seconds"] = time.perf_counter() - start
+        elif kind == "build":
+            data, _ = Case.from_json(step["case"]).build()
+            self.pool.collect()
+            slots[step["slot"]] = tuple(None if t is None else self.pool.place(t) for t in data)
+            record["pointers"] = pointers(slots[step["slot"]])
+        elif kind == "write":
+            data, _ = Case.from_json(step["case"]).build()
+            for target, values in zip(slots[step["slot"]], data):
+                if target is not None:
+                    raw_bytes(target.untyped_storage()).copy_(raw_bytes(values.untyped_storage()))
+            record["pointers"] = pointers(slots[step["slot"]])
+        elif kind == "free":
+            for t in reversed(slots.pop(step["slot"])):  # LIFO: the next build gets each block back in its role
+                if t is not None:
+                    self.pool.release(t)
+        elif kind == "call":
+            self.call(step, record, slots[step["slot"]], outputs, out_dir)
+        else:
+            raise ValueError(f"unknown step {kind!r}")
+        return True
+
+    def call(self, step, record, data, outputs, out_dir) -> None:
+        before = storage_snapshot(data)
+        synchronize(self.device)
+        start = time.perf_counter()
+        try:
+            y = self.module.custom_kernel(data)
+            synchronize(self.device)
+        except BaseException as error:  # SystemExit and KeyboardInterrupt from the submission too
+            record["exception"] = describe_exception(error, self.path)
+            return
+        record["seconds"] = time.perf_counter() - start
+        record["input_device"] = str(data[0].device)
+        record["mutated"] = mutations(data, before)
+        record["type"] = f"{type(y).__module__}.{type(y).__qualname__}"
+        if isinstance(y, torch.Tensor):
+            try:
+                self.keep_output(y, step["out"], record, outputs, out_dir)
+            except Exception as error:  # e.g. a tensor subclass that cannot be copied or saved
+                record["inspect_error"] = describe_exception(error, self.path)
+
+    @staticmethod
+    def keep_output(y, name, record, outputs, out_dir) -> None:
+        record.update(shape=list(y.shape), dtype=str(y.dtype), device=str(y.device))
+        snapshot = y.detach().clone()
+        record["file"] = os.path.join(out_dir, f"{name}.pt")
+        torch.save(snapshot.cpu(), record["file"])
+        record["overwritten"] = [
+            earlier for earlier, (held, snap) in outputs.items() if not torch.equal(bits(held.detach()), bits(snap))]
+        record["shares_memory_with"] = [
+            earlier for earlier, (held, _) in outputs.items()
+            if held.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()]
+        outputs[name] = (y, snapshot)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Main loop
+
+
+def handle(session_holder: dict, request: dict, send) -> dict:
+    op = request["op"]
+    if op == "load":
+        from reference.emulation.select import use_aiter
+
+        path = os.path.abspath(request["path"])
+        try:
+            aiter = use_aiter(request["aiter"])
+        except RuntimeError as error:  # --aiter real where aiter does not import
+            return {"ok": False, "error": {"stage": "aiter", "type": type(error).__name__, "message": str(error)}}
+        prepare_imports(path, request["task_fallback"])
+        session = Session(path, request["device"], lambda index: send({"progress": index}))
+        start = time.perf_counter()
+        try:
+            module = execute_submission(path)
+        except LoadError as error:
+            return {"ok": False, "error": {"stage": error.stage, **error.error}, "aiter": aiter.describe()}
+        session.module = module
+        session_holder["session"] = session
+        gc.freeze()  # torch, triton and the submission's imports: later collections skip them
+        return {
+            "ok": True,
+            "aiter": aiter.kind,
+            "aiter_detail": aiter.describe(),
+            "nondeterministic": getattr(module, "NONDETERMINISTIC", False) is True,
+            "exec_seconds": time.perf_counter() - start,
+        }
+    if op == "run":
+        session = session_holder["session"]
+        if request.get("hang_dump_after"):
+            faulthandler.dump_traceback_later(request["hang_dump_after"], exit=False)
+        start = time.perf_counter()
+        try:
+            records = session.run(request["steps"], request["out_dir"])
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+        return {"ok": True, "records": records, "seconds": time.perf_counter() - start}
+    raise ValueError(f"unknown op {op!r}")
+
+
+def exit_when_orphaned(parent: int) -> None:
+    """A worker whose parent died (killed pytest, closed terminal) must not hang on forever."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True, name="mxfp4-fuzz-orphan-watch").start()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--request-fd", type=int, required=True)
+    parser.add_argument("--response-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    faulthandler.enable(all_threads=True)  # a segfault leaves a Python stack in the captured stderr
+    exit_when_orphaned(os.getppid())
+    requests = os.fdopen(args.request_fd, "r", encoding="utf-8")
+    responses = os.fdopen(args.response_fd, "w", encoding="utf-8")
+
+    def send(message: dict) -> None:
+        sys.stdout.flush()  # what the submission printed so far reaches the parent before this message
+        sys.stderr.flush()
+        responses.write(json.dumps(message) + "\n")
+        responses.flush()
+
+    session_holder: dict = {}
+    for line in requests:
+        request = json.loads(line)
+        try:
+            response = handle(session_holder, request, send)
+        except Exception:  # our own bug, not the submission's: say so plainly
+            response = {"ok": False, "internal": traceback.format_exc()}
+        send(response)
+
+
+if __name__ == "__main__":
+    main()

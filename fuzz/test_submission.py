@@ -1,0 +1,98 @@
+"""Verdicts on a submission file: ``pytest fuzz/test_submission.py --submission my_submission.py``
+(or ``mxfp4-fuzz check my_submission.py``). Without ``--submission`` every test skips.
+
+One test per verdict, each with its own failure card; the submission runs in a worker subprocess
+(``fuzz.submission``), so a crash or a hang is a failing example that Hypothesis shrinks like any
+other. Shapes stay small on the CPU tier (the Triton interpreter is slow).
+"""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fuzz.attribution import explain
+from fuzz.strategies import MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes
+from fuzz.submission import checks
+from kernels.platform import detect
+
+CAPS = dict(max_m=16, max_n=128, max_k=512) if detect().tier == "cpu" else dict(max_m=256, max_n=1024, max_k=4096)
+
+
+@st.composite
+def plain_cases(draw, shapes):
+    """Official-style values (randn A and B) for a drawn shape and seed; shrinks toward the shape's
+    minimum and seed 0. The stateful verdicts need values that differ, not exotic ones."""
+    m, n, k = draw(shapes)
+    return Case(m, n, k, seed=draw(st.integers(0, MAX_SEED)))
+
+
+IN_CONTRACT = plain_cases(in_contract_shapes(**CAPS))
+
+
+def explain_lines(y, case) -> list:
+    data, _ = case.build()
+    return [finding.text for finding in explain(y, data)]
+
+
+def test_loads(submission_session):
+    """The file exists, compiles, its imports resolve (task.py, aiter real or emulated) and it defines
+    custom_kernel."""
+    submission_session.settle(checks.check_loads(submission_session.context()))
+
+
+def test_official(submission):
+    """The official test mode's single check per shape (1e-2), four shapes in one process."""
+    submission.settle(checks.check_official(submission.context()))
+
+
+@given(calls=st.lists(IN_CONTRACT, min_size=2, max_size=2))
+def test_contract(submission, calls):
+    submission.settle(checks.check_contract(submission.context(), calls))
+
+
+@given(case=plain_cases(beyond_contract_shapes(**CAPS)))
+def test_contract_beyond(submission, case):
+    submission.settle(checks.check_beyond_contract(submission.context(), case))
+
+
+@given(case=cases(shapes=in_contract_shapes(**CAPS)))
+def test_correctness(submission, case):
+    submission.settle(checks.check_correctness(submission.context(), case, explain=explain_lines))
+
+
+@given(case=IN_CONTRACT)
+def test_immutability(submission, case):
+    submission.settle(checks.check_immutability(submission.context(), case))
+
+
+@given(case=IN_CONTRACT)
+def test_aliasing(submission, case):
+    submission.settle(checks.check_aliasing(submission.context(), case))
+
+
+@given(case=IN_CONTRACT)
+def test_stale_in_place(submission, case):
+    submission.settle(checks.check_stale_in_place(submission.context(), case))
+
+
+@given(case=IN_CONTRACT)
+def test_stale_reallocated(submission, case):
+    submission.settle(checks.check_stale_reallocated(submission.context(), case))
+
+
+@given(case=IN_CONTRACT, other_m=st.integers(1, CAPS["max_m"]))
+def test_stale_new_shape(submission, case, other_m):
+    if other_m == case.m:
+        other_m = case.m % CAPS["max_m"] + 1
+    submission.settle(checks.check_stale_new_shape(submission.context(), case, other_m))
+
+
+@given(case=IN_CONTRACT)
+def test_stale_recheck(submission, case):
+    submission.settle(checks.check_stale_recheck(submission.context(), case))
+
+
+@given(case=IN_CONTRACT)
+def test_determinism(submission, case):
+    submission.settle(checks.check_determinism(submission.context(), case))
+
