@@ -83,7 +83,13 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Saved failures first; with --replay, nothing but them."""
+    """Saved failures first; with --replay, nothing but them. Tests marked slow (self-tests of the
+    suite that spawn many subprocesses) run in the ci and deep profiles only."""
+    if profiles.active() not in ("ci", "deep"):
+        skip = pytest.mark.skip(reason="slow self-test: runs with --profile ci or deep")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
     replay = [i for i in items if "corpus_case" in getattr(i, "fixturenames", ())]
     if config.getoption("--replay"):
         items[:] = replay

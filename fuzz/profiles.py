@@ -13,7 +13,7 @@ _COMMON = dict(
     print_blob=True,
 )
 PROFILES = {
-    "smoke": dict(max_examples=12, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]),
+    "smoke": dict(max_examples=20, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]),
     "ci": dict(max_examples=30),
     "deep": dict(max_examples=400),
     "gpu": dict(max_examples=200),

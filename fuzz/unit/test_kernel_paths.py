@@ -53,6 +53,7 @@ def test_in_kernel_quantizers_are_bit_exact_with_the_reference(quantizer):
     assert torch.equal(packed.cpu(), ref_packed)
 
 
+@pytest.mark.slow
 def test_official_test_shape_fits_on_this_tier():
     shape = (16, 3072, 1536) if detect().interpreter else (256, 2880, 512)
     data = generate_input(*shape, seed=5, device=DEVICE)

@@ -18,6 +18,8 @@ from fuzz.strategies import Case
 from fuzz.submission import checks
 from fuzz.submission.runner import SubmissionRunner
 
+pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutability", "aliasing", "determinism",
             "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck")
