@@ -28,9 +28,10 @@ class FailureCard:
     official_summary: str = ""
     dispatch: dict = field(default_factory=dict)  # the subject's last_dispatch metadata
     corpus_file: str = ""  # where the case is saved, relative to the repository root
+    trace: list = field(default_factory=list)  # fuzz.trace lines of the failing call: aiter calls, Triton launches
 
     @classmethod
-    def from_verdicts(cls, case, subject, tier, verdict, official=None, findings=(), corpus_file=""):
+    def from_verdicts(cls, case, subject, tier, verdict, official=None, findings=(), corpus_file="", trace=()):
         """A card from the failing ``verdict``, the official verdict on the same output, and the
         attribution findings; the subject's ``name`` and ``last_dispatch`` are read when it has them."""
         dispatch = dict(getattr(subject, "last_dispatch", None) or {})
@@ -47,6 +48,7 @@ class FailureCard:
             official_summary="" if official is None else official.summary,
             dispatch=dispatch,
             corpus_file=corpus_file,
+            trace=list(trace),
         )
 
     @property
@@ -73,6 +75,8 @@ class FailureCard:
             lines.append(("  why       " if i == 0 else "            ") + line)
         if self.dispatch:
             lines.append("  dispatch  " + ", ".join(f"{k}={v}" for k, v in sorted(self.dispatch.items())))
+        for i, line in enumerate(self.trace):
+            lines.append(("  trace     " if i == 0 else "            ") + line)
         if self.replay:
             lines.append(f"  replay    {self.replay}")
         return "\n".join(lines)
@@ -97,13 +101,14 @@ class FailureCard:
             raise FieldError(f"card.{missing[0]}", "missing")
         expected_types = {
             "subject": str, "path": str, "tier": str, "check": str, "summary": str, "official_summary": str,
-            "corpus_file": str, "attribution": list, "dispatch": dict,
+            "corpus_file": str, "attribution": list, "dispatch": dict, "trace": list,
         }
         for key, kind in expected_types.items():
             if key in obj and not isinstance(obj[key], kind):
                 raise FieldError(f"card.{key}", f"must be {kind.__name__}, got {type(obj[key]).__name__}")
-        if not all(isinstance(line, str) for line in obj.get("attribution", [])):
-            raise FieldError("card.attribution", "must be a list of strings")
+        for key in ("attribution", "trace"):
+            if not all(isinstance(line, str) for line in obj.get(key, [])):
+                raise FieldError(f"card.{key}", "must be a list of strings")
         if obj.get("worst") is not None and not isinstance(obj["worst"], dict):
             raise FieldError("card.worst", "must be an object or null")
         if obj.get("official_passed") not in (None, True, False):

@@ -12,6 +12,7 @@ from hypothesis.control import current_build_context, currently_in_test_context
 
 from fuzz import attribution, corpus, oracle, profiles, strategies
 from fuzz.cards import FailureCard
+from fuzz.trace import trace_calls
 from fuzz.subjects import accumulation_model, all_subjects
 from kernels import faults
 from kernels.platform import detect
@@ -52,7 +53,7 @@ def subject_cases(subject):
 def run_and_judge(subject, case: strategies.Case):
     """Run subject on case; on failure return a FailureCard (explained), else None."""
     data, meta = case.build(TIER.device)
-    with faults.poison_allocations():  # elements a path forgets to write are NaN, never lucky zeros
+    with faults.poison_allocations(), trace_calls() as trace:  # unwritten elements are NaN, never lucky zeros
         y, info = subject.run(data)
     assert info.path == subject.expected_path, (
         f"{subject.name} was served by {info.path!r}, expected {subject.expected_path!r}: {subject.last_dispatch}")
@@ -68,7 +69,8 @@ def run_and_judge(subject, case: strategies.Case):
     official = oracle.official_verdict(y, oracle.official_reference(exact))
     findings = attribution.explain(y.cpu(), cpu_data, rounding=info.rounding, splits=info.splits,
                                    **accumulation_model(), exact=exact)
-    return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings)
+    return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings,
+                                     trace=trace.render().splitlines())
 
 
 def report(card: FailureCard, case):

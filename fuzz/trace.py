@@ -240,6 +240,10 @@ def _catch_up() -> None:
             if (attr.startswith("_") or not AITER_NAMES.search(attr) or id(obj) in _wrapped or id(obj) in _originals
                     or not callable(obj) or isinstance(obj, (type, types.ModuleType, KernelInterface))):
                 continue
+            # Only aiter's own functions: a name aiter imported from elsewhere (the emulation imports our
+            # oracle's quantize_mxfp4) is not an aiter call.
+            if not _is_aiter_module(getattr(obj, "__module__", "") or ""):
+                continue
             wrapper = _aiter_wrapper(obj, attr)
             _originals[id(obj)] = (obj, wrapper)
             _wrapped[id(wrapper)] = obj

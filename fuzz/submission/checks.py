@@ -34,6 +34,14 @@ RECHECK_ITERATIONS = 4
 OUTPUT_TAIL_LINES = 12
 
 
+def last_trace(result) -> list:
+    """The path trace (aiter calls, Triton launches) of the last call the worker recorded."""
+    if result is None:
+        return []
+    traced = [r.get("trace") for r in result.records if r.get("trace")] if hasattr(result, "records") else []
+    return list(traced[-1]) if traced else []
+
+
 @dataclass
 class Outcome:
     verdict: str
@@ -122,6 +130,7 @@ class Context:
 
     def execute(self, program: Program):
         result = self.runner.run(program.steps)
+        self.last_result = result  # its path traces go on the cards of this program's outcome
         outputs = {r["out"]: r for r in result.calls()} if result.kind == "ok" else {}
         return result, outputs
 
@@ -137,7 +146,8 @@ class Context:
             card = FailureCard(
                 case=case, subject=self.subject, path="", tier=self.tier, check=verdict, summary=summary,
                 worst=worst, attribution=why, official_passed=None if official is None else official.passed,
-                official_summary="" if official is None else official.summary)
+                official_summary="" if official is None else official.summary,
+                trace=last_trace(result if result is not None else getattr(self, "last_result", None)))
         return Outcome(verdict, status, summary, card, program.numbered(), tail)
 
     def death(self, verdict: str, program: Program, result, case: Case) -> Outcome:

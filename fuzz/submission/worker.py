@@ -29,6 +29,7 @@ import torch
 
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.strategies import Case
+from fuzz.trace import trace_calls
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
 MODULE_NAME = "submission"  # the official harness does `from submission import custom_kernel`
@@ -37,6 +38,7 @@ DEVICE_FAULT_WORDS = (
     "hipErrorIllegalAddress", "HIP error", "CUDA error", "an illegal instruction",
 )
 MESSAGE_CHARS = 2000
+TRACE_LINES = 40  # per call, in failure cards and the report
 
 
 class LoadError(Exception):
@@ -241,11 +243,14 @@ class Session:
         synchronize(self.device)
         start = time.perf_counter()
         try:
-            y = self.module.custom_kernel(data)
-            synchronize(self.device)
+            with trace_calls() as trace:  # which aiter functions and Triton kernels this call ran
+                y = self.module.custom_kernel(data)
+                synchronize(self.device)
         except BaseException as error:  # SystemExit and KeyboardInterrupt from the submission too
             record["exception"] = describe_exception(error, self.path)
             return
+        finally:
+            record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
         record["seconds"] = time.perf_counter() - start
         record["input_device"] = str(data[0].device)
         record["mutated"] = mutations(data, before)

@@ -270,3 +270,16 @@ def test_zero_blocks_predicts_the_change_and_catches_a_byte_zero_bug():
     assert verdict.passed and verdict.details["other_rows_changed"] == 0
     assert check_product(byte_zero_is_nan_subject(data), data).passed
     assert not zero_blocks(Subject(byte_zero_is_nan_subject), data, blocks=[(1, 0)]).passed
+
+
+def test_a_nan_of_a_may_follow_aiter_or_the_gfx950_instruction_but_nothing_else():
+    from fuzz.oracle import check_product, gfx950_nan_alternative
+    from reference import exact_gemm_from_inputs, round_to_bf16
+
+    data = Case(2, 64, 64, specials=((0, 5, "nan"), (1, 40, "-nan")), seed=3).build()[0]
+    aiter_style = round_to_bf16(exact_gemm_from_inputs(data).value).to(torch.bfloat16)
+    gfx950_style = round_to_bf16(exact_gemm_from_inputs(gfx950_nan_alternative(data)).value).to(torch.bfloat16)
+    assert not torch.equal(aiter_style, gfx950_style)
+    assert check_product(aiter_style, data).passed and check_product(gfx950_style, data).passed
+    zeroed = (data[0].nan_to_num(0.0),) + data[1:]  # a NaN read as 0: neither rule
+    assert not check_product(round_to_bf16(exact_gemm_from_inputs(zeroed).value).to(torch.bfloat16), data).passed
