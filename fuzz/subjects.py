@@ -11,6 +11,8 @@ import torch
 from kernels import asm, configs, faults, fused, helper, platform
 from kernels.path import RunInfo
 
+from fuzz.oracle import accumulation_model  # noqa: F401  (re-exported for the tests)
+
 
 @dataclass
 class Subject:
@@ -28,18 +30,6 @@ class Subject:
         self.last_dispatch = {"path": info.path, "config": info.config, "splits": info.splits, "rounding": info.rounding,
                               **{k: str(v) for k, v in info.details.items()}}
         return y, info
-
-
-def accumulation_model() -> dict:
-    """How this tier's fp32 accumulation may round, as oracle.check_product's keyword arguments.
-
-    The interpreter runs numpy: IEEE adds, round to nearest, denormals kept (u = 2^-24, gradual
-    underflow). GPU matrix units may accumulate with truncation and flush denormals: u = 2^-23 (any
-    faithful rounding) and flush-to-zero, the conservative model where the hardware is not documented.
-    """
-    if platform.detect().interpreter:
-        return {"unit_roundoff": 2.0**-24, "underflow": "gradual"}
-    return {"unit_roundoff": 2.0**-23, "underflow": "ftz"}
 
 
 def _split_config(m, n, k):
