@@ -6,6 +6,10 @@ import pytest
 import torch
 from hypothesis import Phase, find, given, settings
 
+# Shrinking claims are about the strategies, not the active profile: no example database (a CI cache
+# could replay a non-minimal example) and a fixed, generous budget.
+SHRINK = settings(database=None, max_examples=500, phases=[Phase.generate, Phase.shrink])
+
 from fuzz.oracle import TIE_POINTS
 from fuzz.strategies import (
     BENCHMARK_SHAPES,
@@ -63,16 +67,16 @@ def test_beyond_contract_shapes_break_the_contract_but_not_the_layouts(shape):
 
 
 def test_shapes_and_cases_shrink_to_the_simplest():
-    assert find(in_contract_shapes(), lambda s: True) == (1, 64, 64)
-    assert find(beyond_contract_shapes(), lambda s: True) == (1, 64, 32)
-    assert find(cases(), lambda c: True) == Case(1, 64, 64)
+    assert find(in_contract_shapes(), lambda s: True, settings=SHRINK) == (1, 64, 64)
+    assert find(beyond_contract_shapes(), lambda s: True, settings=SHRINK) == (1, 64, 32)
+    assert find(cases(), lambda c: True, settings=SHRINK) == Case(1, 64, 64)
     # A failure needing a K tail and two rows shrinks to exactly that.
-    assert find(in_contract_shapes(), lambda s: s[0] > 1 and s[2] % 256) == (2, 64, 64)
+    assert find(in_contract_shapes(), lambda s: s[0] > 1 and s[2] % 256, settings=SHRINK) == (2, 64, 64)
 
 
 def test_scale_knob_reaches_gpu_sized_shapes_and_tails_stay_reachable():
-    assert find(in_contract_shapes(scale=8), lambda s: s[2] > 4096)[2] <= 8192
-    m, n, k = find(in_contract_shapes(), lambda s: s[0] == 17 and s[1] % 128 and s[2] % 256)
+    assert find(in_contract_shapes(scale=8), lambda s: s[2] > 4096, settings=SHRINK)[2] <= 8192
+    m, n, k = find(in_contract_shapes(), lambda s: s[0] == 17 and s[1] % 128 and s[2] % 256, settings=SHRINK)
     assert (m, n % 128 != 0, k % 256 != 0) == (17, True, True)
 
 
