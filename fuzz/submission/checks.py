@@ -454,10 +454,10 @@ def _reuse_note(result, first: int, second: int, roles=range(5), noun="inputs") 
     return f"{reused} of {len(roles)} {noun} at their old addresses"
 
 
-def check_stale_reallocated(ctx: Context, case: Case) -> Outcome:
-    """The inputs freed and new ones of the same sizes allocated (new objects at the old addresses, as
-    the caching allocator hands them out): a cache keyed on data_ptr() serves stale data."""
-    new = reseeded(case, 1)
+def _stale_after_reallocation(ctx: Context, verdict: str, case: Case, new: Case, roles, noun: str, what: str,
+                              earlier) -> Outcome:
+    """Call on ``case``, free its inputs, call on ``new`` built into the freed blocks, and compare with a
+    fresh module on ``new``; ``what(reuse)`` says what happened, for the card."""
     program = Program()
     program.build("d1", case)
     program.call("d1", "y1")
@@ -467,35 +467,29 @@ def check_stale_reallocated(ctx: Context, case: Case) -> Outcome:
     _fresh(program, new, "y2_fresh")
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
-        return ctx.death("stale_reallocated", program, result, new)
-    reuse = _reuse_note(result, 0, 1)
+        return ctx.death(verdict, program, result, new)
+    reuse = _reuse_note(result, 0, 1, roles=roles, noun=noun)
     if _history_inconclusive(outputs, ["y1"]):
-        return ctx.outcome("stale_reallocated", "inconclusive", "the first call raised", program)
-    failed = _against_fresh(ctx, "stale_reallocated", program, result, outputs, "y2", "y2_fresh",
-                            f"after the inputs were freed and reallocated ({reuse})", earlier=["y1"])
-    return failed or ctx.outcome("stale_reallocated", "pass", f"reallocated inputs give the fresh result ({reuse})", program)
+        return ctx.outcome(verdict, "inconclusive", "the first call raised", program)
+    failed = _against_fresh(ctx, verdict, program, result, outputs, "y2", "y2_fresh", what(reuse), earlier=earlier)
+    return failed or ctx.outcome(verdict, "pass", f"{what(reuse)}: the fresh result", program)
+
+
+def check_stale_reallocated(ctx: Context, case: Case) -> Outcome:
+    """The inputs freed and new ones of the same sizes allocated (new objects at the old addresses, as
+    the caching allocator hands them out): a cache keyed on data_ptr() serves stale data."""
+    return _stale_after_reallocation(
+        ctx, "stale_reallocated", case, reseeded(case, 1), range(5), "inputs",
+        lambda reuse: f"after the inputs were freed and reallocated ({reuse})", earlier=["y1"])
 
 
 def check_stale_new_shape(ctx: Context, case: Case, other_m: int) -> Outcome:
     """A different shape (another M, same N and K) in reallocated inputs: B's tensors come back at
     the old addresses with new values, A is new. Caches keyed on B's address, or on (N, K), go stale."""
-    new = dataclasses.replace(reseeded(case, 1), m=other_m)
-    program = Program()
-    program.build("d1", case)
-    program.call("d1", "y1")
-    program.free("d1")
-    program.build("d2", new)
-    program.call("d2", "y2")
-    _fresh(program, new, "y2_fresh")
-    result, outputs = ctx.execute(program)
-    if result.kind != "ok":
-        return ctx.death("stale_new_shape", program, result, new)
-    reuse = _reuse_note(result, 0, 1, roles=range(1, 5), noun="of B's tensors")
-    if _history_inconclusive(outputs, ["y1"]):
-        return ctx.outcome("stale_new_shape", "inconclusive", "the first call raised", program)
-    failed = _against_fresh(ctx, "stale_new_shape", program, result, outputs, "y2", "y2_fresh",
-                            f"after a call with M={case.m}, a call with M={other_m} ({reuse})")
-    return failed or ctx.outcome("stale_new_shape", "pass", f"a new shape gives the fresh result ({reuse})", program)
+    return _stale_after_reallocation(
+        ctx, "stale_new_shape", case, dataclasses.replace(reseeded(case, 1), m=other_m), range(1, 5),
+        "of B's tensors", lambda reuse: f"after a call with M={case.m}, a call with M={other_m} ({reuse})",
+        earlier=())
 
 
 def check_stale_recheck(ctx: Context, case: Case, iterations: int = RECHECK_ITERATIONS) -> Outcome:
