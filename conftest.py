@@ -68,7 +68,7 @@ def pytest_addoption(parser):
         "--faults",
         default=None,
         metavar="SPEC",
-        help="Inject faults into the kernels dispatcher, e.g. 'fused:raise@K%512!=0,helper:unavailable' "
+        help="Inject faults into the kernels dispatcher, e.g. 'fused:raise@K%%512!=0,helper:unavailable' "
         "(grammar: python -m kernels.faults --help).",
     )
 
