@@ -173,10 +173,14 @@ def _k_range_names(k0: int, k1: int, k: int) -> list[str]:
     tiles = _tail_tiles(k0, k, K_TILES)
     if tiles:
         names.append(f"K tail dropped: only whole {'/'.join(map(str, tiles))}-wide K tiles summed")
-    groups = k // BLOCK
-    splits = [s for s in range(2, MAX_SPLITS + 1) if -(-groups // s) * BLOCK * (s - 1) == k0]
+    # Split-K stripes are aligned to a unit (a scale group, or a K tile): stripe = ceil(units / S) units.
+    splits = []
+    for unit in (BLOCK, *K_TILES):
+        units = -(-k // unit)
+        splits += [f"{s} ways, stripes of {-(-units // s) * unit}" for s in range(2, MAX_SPLITS + 1)
+                   if -(-units // s) * unit * (s - 1) == k0 and f"{s} ways" not in " ".join(splits)]
     if splits:
-        names.append(f"the last K-split lost (K split {' or '.join(map(str, splits))} ways)")
+        names.append(f"the last K-split lost (K split {' or '.join(splits)})")
     return names
 
 

@@ -62,7 +62,7 @@ def test_a_lost_last_k_split_is_named():
     a, b = a_values(data[0]), b_values(data)
     finding = kinds(explain(rne(a[:, :96] @ b[:, :96].T), data))["k_range_missing"]
     assert (finding.params["k0"], finding.params["k1"]) == (96, 192)
-    assert finding.params["names"] == ["the last K-split lost (K split 2 ways)"]
+    assert finding.params["names"] == ["the last K-split lost (K split 2 ways, stripes of 96)"]
 
 
 def test_truncation_instead_of_rne_is_named_and_the_reverse_too():
