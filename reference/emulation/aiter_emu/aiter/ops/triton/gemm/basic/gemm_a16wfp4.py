@@ -8,7 +8,7 @@ from typing import Optional
 import torch
 
 from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import _gemm_a16wfp4_kernel, _gemm_a16wfp4_preshuffle_kernel, _get_config
-from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _reduce
+from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _outputs, _reduce
 
 
 def gemm_a16wfp4(
@@ -68,15 +68,7 @@ def gemm_a16wfp4_preshuffle(
     config = dict(config) if config is not None else _get_config(M, N, K, True)[0]
     _fit_splits(config, K)
     config["BLOCK_SIZE_N"] = max(config["BLOCK_SIZE_N"], 32)
-    return_y_pp = config["NUM_KSPLIT"] > 1 and skip_reduce
-    if config["NUM_KSPLIT"] > 1:
-        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=torch.float32, device=x.device)
-    else:
-        config["SPLITK_BLOCK_SIZE"] = 2 * K
-        y_pp = None
-    if y is None and not return_y_pp:
-        y = torch.empty((M, N), dtype=dtype, device=x.device)
-    out = y if y_pp is None else y_pp
+    y, y_pp, out, return_y_pp = _outputs(config, M, N, K, y, dtype, x.device, skip_reduce)
     _gemm_a16wfp4_preshuffle_kernel[_gemm_grid(M, N, config)](
         x, w, out, w_scales, M, N, K, *x.stride(), *w.stride(),
         0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1), *w_scales.stride(),

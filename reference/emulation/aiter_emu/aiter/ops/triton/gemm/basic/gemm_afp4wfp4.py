@@ -52,6 +52,22 @@ def _reduce(y_pp: torch.Tensor, y: torch.Tensor, M: int, N: int, K: int, config:
         triton.next_power_of_2(config["NUM_KSPLIT"]))
 
 
+def _outputs(config: dict, M: int, N: int, K: int, y, dtype, device, skip_reduce: bool, bf16_partials: bool = False):
+    """(y, y_pp, out, return_y_pp), allocated as aiter's wrappers do: fp32 split-K partials when the
+    config splits K (y's dtype with bf16 partials: aiter reads y.dtype there, so a missing y raises
+    AttributeError too), y itself unless only the partials are returned; ``out`` is what the kernel writes."""
+    return_y_pp = config["NUM_KSPLIT"] > 1 and skip_reduce
+    if config["NUM_KSPLIT"] > 1:
+        partial_dtype = y.dtype if bf16_partials else torch.float32
+        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=partial_dtype, device=device)
+    else:
+        config["SPLITK_BLOCK_SIZE"] = 2 * K
+        y_pp = None
+    if y is None and not return_y_pp:
+        y = torch.empty((M, N), dtype=dtype, device=device)
+    return y, y_pp, (y if y_pp is None else y_pp), return_y_pp
+
+
 def gemm_afp4wfp4(
     x: torch.Tensor,
     w: torch.Tensor,
@@ -70,17 +86,7 @@ def gemm_afp4wfp4(
     config = dict(config) if config is not None else _get_config(M, N, K)[0]
     _fit_splits(config, K)
     config["BLOCK_SIZE_K"] = max(config["BLOCK_SIZE_K"], 128)
-    return_y_pp = config["NUM_KSPLIT"] > 1 and skip_reduce
-    if config["NUM_KSPLIT"] > 1:
-        # aiter reads y.dtype here, so bf16 partials without a preallocated y raise AttributeError there too.
-        partial_dtype = y.dtype if _USE_GEMM_SPLITK_BF16 else torch.float32
-        y_pp = torch.empty((config["NUM_KSPLIT"], M, N), dtype=partial_dtype, device=x.device)
-    else:
-        config["SPLITK_BLOCK_SIZE"] = 2 * K
-        y_pp = None
-    if y is None and not return_y_pp:
-        y = torch.empty((M, N), dtype=dtype, device=x.device)
-    out = y if y_pp is None else y_pp
+    y, y_pp, out, return_y_pp = _outputs(config, M, N, K, y, dtype, x.device, skip_reduce, _USE_GEMM_SPLITK_BF16)
     _gemm_afp4wfp4_kernel[_gemm_grid(M, N, config)](
         x, w, out, x_scales, w_scales, M, N, K, *x.stride(), *w.stride(),
         0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1),
