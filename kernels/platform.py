@@ -10,16 +10,10 @@ import os
 from dataclasses import dataclass
 
 
-def _gpu_visible() -> bool:
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        return False
-    return bool(torch.cuda.is_available())
+from reference.emulation import triton_interpreter
 
-
-if not _gpu_visible():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+# the interpreter where no GPU is visible, patched to compute what compiled Triton computes
+triton_interpreter.activate()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,584 @@
+"""The CPU tier's Triton: switch the interpreter on where no GPU is visible, and make it compute what
+compiled Triton computes.
+
+Triton's interpreter (``TRITON_INTERPRET=1``) runs a kernel's Python with numpy. Where its numpy
+differs from what a compiled kernel does on a GPU, a correct kernel gets wrong results on the CPU and
+the suite would blame the kernel. Each divergence is repaired by one small, named patch below, applied
+in our processes only (pytest and the submission worker). A patch is version-gated twice: by the
+Triton versions it was checked on (``checked``) and by a probe (``diverges``) that shows the divergence
+is still there. A Triton that fixes one turns its patch off by itself; a Triton newer than any we
+checked still gets the patch only while its probe fails.
+
+Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer for each):
+
+- ``bf16_conversions``: fp32/fp16/fp64/int -> bf16 truncated (and garbled subnormals); bf16 -> fp32
+  garbled bf16 subnormals. Now: narrowing rounds to nearest even and keeps subnormals, widening is exact.
+- ``bf16_arithmetic``: the interpreter stores bf16 as its uint16 bit pattern and numpy then computes on
+  the bits (``x * y``, ``x < y``, ``tl.maximum``, ``tl.sum``, ``tl.dot``... on bf16 were garbage). Now
+  each op widens exactly, computes in fp32 and rounds the result to nearest even, which is what a GPU
+  gives for + - * / sqrt (fp32 carries more than 2p+2 bits, so the double rounding is innocuous).
+- ``elementwise_not``: Python ``not`` / ``and`` / ``or`` on a tensor are one truth value in the
+  interpreter; the compiled frontend makes them elementwise (``__not__``, ``logical_and``/``_or``).
+  Interpreted functions are rewritten so these call helpers that behave as compiled Triton does.
+- ``device_call_restores_language``: a call of a ``@triton.jit`` function from inside a kernel patched
+  ``triton.language`` and never put it back.
+
+Compatibility shim (not a divergence of the interpreter: a frontend that is stricter than the one the
+competition runner used; counted in ``shims_used()`` so a report can say it was needed):
+
+- ``index_rank0_tensor``: triton >= 3.5 rejects ``t[None, :]`` on a 0-d tensor ("too many indices");
+  the runner's Triton (3.3/3.4 era) accepted it and produced shape [1], as aiter's own fp4_utils does.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+def _gpu_visible() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def select_mode() -> bool:
+    """Switch the interpreter on where no GPU is visible (before any ``@triton.jit`` decoration: Triton
+    decides at decoration time); returns whether Triton interprets."""
+    if not _gpu_visible():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def activate() -> bool:
+    """``select_mode()``, then the patches where Triton interprets; idempotent. Returns interpreting."""
+    interpreting = select_mode()
+    if interpreting:
+        install()
+    return interpreting
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exact conversions on bit patterns (numpy), the model of what compiled code does
+
+
+def bf16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
+    """bf16 bit patterns -> fp32 values, exactly (subnormals, NaN payloads and all)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16_bits(values: np.ndarray, rounding: str = "rtne") -> np.ndarray:
+    """fp32 -> bf16 bit patterns: round to nearest even (or toward zero), subnormals kept, Inf on
+    overflow; a NaN stays a quiet NaN with its sign and top payload bits."""
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    if rounding == "rtz":
+        out = u >> 16
+    else:
+        out = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    out = np.where(nan, (u >> 16) | np.uint32(0x40), out)
+    return out.astype(np.uint16)
+
+
+def _to_f32_round_to_odd(values: np.ndarray) -> np.ndarray:
+    """float64 -> fp32 rounded to odd: a later rounding to bf16 (8 bits) is then a correct single
+    rounding of the float64 value (fp32 has 24 >= 8 + 2 bits)."""
+    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        back = f.astype(np.float64)
+    inexact = (back != x) & ~np.isnan(x)
+    bits = f.view(np.uint32).copy()
+    # round toward zero first (step the magnitude down where fp32 rounded away), then force the last bit
+    away = inexact & (np.abs(back) > np.abs(x))
+    bits[away] -= np.uint32(1)
+    bits[inexact] |= np.uint32(1)
+    return bits.view(np.float32)
+
+
+def _to_bf16_bits_from_any(data: np.ndarray, src_is_bf16: bool = False) -> np.ndarray:
+    if src_is_bf16:
+        return data.astype(np.uint16)
+    if data.dtype in (np.float32, np.float16):
+        return f32_to_bf16_bits(data.astype(np.float32))
+    return f32_to_bf16_bits(_to_f32_round_to_odd(data.astype(np.float64)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The patch registry
+
+
+@dataclass(frozen=True)
+class Patch:
+    name: str
+    divergence: str  # what stock Triton's interpreter does that compiled Triton does not
+    checked: tuple  # Triton versions on which the divergence was seen and the patch verified
+    diverges: Callable[[], bool]  # probe on the stock interpreter: is the divergence still there?
+    apply: Callable[[], Callable[[], None]]  # installs; returns the function that uninstalls
+
+
+_installed: dict = {}  # name -> uninstall
+_shims_used: dict = {}  # shim name -> first "file:line" it was needed at
+
+
+def _version() -> tuple:
+    import triton
+
+    return tuple(int(p) for p in triton.__version__.split("+")[0].split(".")[:2])
+
+
+def _gated(patch: Patch) -> bool:
+    """Apply where the divergence is known (checked versions and newer) and the probe still sees it."""
+    oldest = min(tuple(int(p) for p in v.split(".")[:2]) for v in patch.checked)
+    return _version() >= oldest and patch.diverges()
+
+
+def install(names=None) -> list:
+    """Install every (or the named) patch whose gate says this Triton needs it; idempotent. Returns
+    the names installed now. Does nothing when Triton is not interpreting."""
+    if os.environ.get("TRITON_INTERPRET", "0") != "1":
+        return []
+    done = []
+    for patch in PATCHES:
+        if (names is None or patch.name in names) and patch.name not in _installed and _gated(patch):
+            _installed[patch.name] = patch.apply()
+            done.append(patch.name)
+    return done
+
+
+def uninstall(names=None) -> None:
+    """Back to stock Triton (for the tests that show each divergence)."""
+    for name in list(_installed):
+        if names is None or name in names:
+            _installed.pop(name)()
+    _forget_rewritten_functions()
+
+
+def installed() -> list:
+    return list(_installed)
+
+
+def shims_used() -> dict:
+    """Compatibility shims that were needed since the last ``reset_shims()``: name -> where."""
+    return dict(_shims_used)
+
+
+def reset_shims() -> None:
+    _shims_used.clear()
+
+
+def _forget_rewritten_functions() -> None:
+    # The interpreter caches each function's rewritten AST; a change of the rewriter must not be hidden.
+    from triton.runtime.interpreter import InterpretedFunction
+
+    InterpretedFunction.rewritten_fn.clear()
+
+
+def _swap(obj, name: str, value) -> Callable[[], None]:
+    original = obj.__dict__[name] if name in obj.__dict__ else getattr(obj, name)
+    setattr(obj, name, value)
+
+    def undo():
+        setattr(obj, name, original)
+
+    return undo
+
+
+def _undo_all(undos) -> Callable[[], None]:
+    def undo():
+        for u in reversed(undos):
+            u()
+
+    return undo
+
+
+# ---------------------------------------------------------------------------------------------------
+# bf16_conversions
+
+
+def _builder():
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    return InterpreterBuilder
+
+
+def _handle(data, dtype):
+    from triton.runtime.interpreter import TensorHandle
+
+    return TensorHandle(data, dtype)
+
+
+def _bf16_conversions_diverge() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    subnormal = _handle(np.array([0x0001], dtype=np.uint16), tl.bfloat16)  # 2^-133
+    widened = b.cast_impl(subnormal, tl.float32).data.view(np.uint32)[0]
+    halfway = _handle(np.array([1.01171875], dtype=np.float32), tl.float32)  # rounds up to 1.015625
+    narrowed = b.cast_impl(halfway, tl.bfloat16).data[0]
+    return int(widened) != 0x00010000 or int(narrowed) != 0x3F82
+
+
+def _apply_bf16_conversions():
+    import triton.language as tl
+
+    builder = _builder()
+    stock_cast, stock_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
+
+    def cast_impl(self, src, dst_type):
+        s, d = src.dtype.scalar, dst_type.scalar
+        if s == d or not (s == tl.bfloat16 or d == tl.bfloat16) or s.is_fp8() or d.is_fp8():
+            return stock_cast(self, src, dst_type)
+        from triton.runtime.interpreter import _get_np_dtype
+
+        if s == tl.bfloat16:
+            # exact widening; to an integer type astype truncates toward zero as fptosi/fptoui do
+            return _handle(bf16_bits_to_f32(src.data).astype(_get_np_dtype(d)), d)
+        return _handle(_to_bf16_bits_from_any(src.data), d)
+
+    def create_fp_to_fp(self, src, dst_type, rounding_mode):
+        from triton._C.libtriton import ir
+
+        s, d = src.dtype.scalar, dst_type.scalar
+        if s.is_fp8() or d.is_fp8():
+            return stock_fp_to_fp(self, src, dst_type, rounding_mode)
+        rtz = rounding_mode == ir.ROUNDING_MODE.RTZ
+        if d == tl.bfloat16 and s != tl.bfloat16:
+            wide = src.data.astype(np.float32) if s != tl.float64 else _to_f32_round_to_odd(src.data)
+            return _handle(f32_to_bf16_bits(wide, "rtz" if rtz else "rtne"), d)
+        if s == tl.bfloat16 and d != tl.bfloat16:
+            return cast_impl(self, src, dst_type)
+        if rtz and d == tl.float16:
+            wide = src.data.astype(np.float64)
+            with np.errstate(over="ignore"):
+                near = wide.astype(np.float16)
+            step = (np.abs(near.astype(np.float64)) > np.abs(wide)) & np.isfinite(wide)
+            bits = near.view(np.uint16).copy()
+            bits[step] -= np.uint16(1)  # one ulp toward zero (magnitude bits, sign kept)
+            return _handle(bits.view(np.float16), d)
+        return stock_fp_to_fp(self, src, dst_type, rounding_mode)
+
+    def get_bf16(self, value):
+        return _handle(f32_to_bf16_bits(np.array([value], dtype=np.float32)), tl.bfloat16)
+
+    undos = [_swap(builder, "cast_impl", cast_impl), _swap(builder, "create_fp_to_fp", create_fp_to_fp),
+             _swap(builder, "get_bf16", get_bf16)]
+    # the lambdas create_fp_ext/... call self.cast_impl, so they follow the swap
+    return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
+# bf16_arithmetic
+
+# builder method -> index of the argument whose dtype the result has (None: a boolean result)
+_FLOAT_OPS = {name: 0 for name in (
+    "create_fadd", "create_fmul", "create_fdiv", "create_frem", "create_fsub", "create_fneg",
+    "create_precise_divf", "create_approx_divf", "create_minimumf", "create_minnumf", "create_maximumf",
+    "create_maxnumf", "create_clampf", "create_cos", "create_exp", "create_exp2", "create_floor",
+    "create_ceil", "create_log", "create_log2", "create_precise_sqrt", "create_sqrt", "create_sin",
+    "create_erf", "create_rsqrt")}
+_FLOAT_OPS.update({"create_fma": 2, "create_dot": 2})
+_FLOAT_OPS.update({f"create_fcmp{p}": None for p in (
+    "OLT", "OGT", "OLE", "OGE", "OEQ", "ONE", "ULT", "UGT", "ULE", "UGE", "UEQ", "UNE", "ORD", "UNO")})
+
+
+def _bf16_arithmetic_diverges() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    one_and_half = _handle(np.array([0x3FC0], dtype=np.uint16), tl.bfloat16)  # 1.5
+    product = b.create_fmul(one_and_half, one_and_half)  # 2.25 = 0x4010
+    return not (product.dtype == tl.bfloat16 and int(product.data[0]) == 0x4010)
+
+
+def _widen_args(args):
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    out, any_bf16 = [], False
+    for a in args:
+        if isinstance(a, TensorHandle) and a.dtype.scalar == tl.bfloat16:
+            any_bf16 = True
+            a = TensorHandle(bf16_bits_to_f32(a.data), tl.float32)
+        out.append(a)
+    return out, any_bf16
+
+
+def _bf16_op(original, result_arg):
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    @functools.wraps(original)
+    def op(self, *args, **kwargs):
+        wide, any_bf16 = _widen_args(args)
+        if not any_bf16:
+            return original(self, *args, **kwargs)
+        with np.errstate(all="ignore"):
+            result = original(self, *wide, **kwargs)
+        narrow = (result_arg is not None and isinstance(result, TensorHandle) and result_arg < len(args)
+                  and isinstance(args[result_arg], TensorHandle) and args[result_arg].dtype.scalar == tl.bfloat16)
+        if narrow:
+            return TensorHandle(f32_to_bf16_bits(result.data.astype(np.float32)), tl.bfloat16)
+        return result
+
+    return op
+
+
+def _bf16_tree_sum(wide: np.ndarray, axis) -> np.ndarray:
+    """Sum in bf16 as a GPU reduction does: pairwise, each partial rounded to bf16."""
+    a = wide.reshape(-1) if axis is None else np.moveaxis(wide, axis, -1)
+    while a.shape[-1] > 1:
+        if a.shape[-1] % 2:
+            a = np.concatenate([a, np.zeros(a.shape[:-1] + (1,), dtype=a.dtype)], axis=-1)
+        with np.errstate(all="ignore"):
+            a = bf16_bits_to_f32(f32_to_bf16_bits(a[..., 0::2] + a[..., 1::2]))
+    return a[..., 0]
+
+
+def _apply_bf16_arithmetic():
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    builder = _builder()
+    undos = []
+    for name, result_arg in _FLOAT_OPS.items():
+        if hasattr(builder, name):
+            undos.append(_swap(builder, name, _bf16_op(getattr(builder, name), result_arg)))
+
+    reduce_ops, scan_ops = interpreter.ReduceOps, interpreter.ScanOps
+    stock_min_max, stock_sum = reduce_ops.min_max, reduce_ops.sum
+    stock_cumsum, stock_cumprod = scan_ops.cumsum, scan_ops.cumprod
+
+    def _is_bf16(t):
+        return t.dtype.scalar == tl.bfloat16
+
+    def _as_bf16_tensor(self, values, dtype):
+        bits = f32_to_bf16_bits(np.asarray(values, dtype=np.float32))
+        return self.to_tensor(bits if bits.shape else bits.item(), dtype)
+
+    def min_max(self, input, val_reduce_op, idx_reduce_op=None):
+        x = input[0] if isinstance(input, tuple) else input
+        if not _is_bf16(x):
+            return stock_min_max(self, input, val_reduce_op, idx_reduce_op)
+        wide = bf16_bits_to_f32(x.handle.data)
+        val = idx = None
+        if val_reduce_op:
+            val = _as_bf16_tensor(self, val_reduce_op(wide, axis=self.axis, keepdims=self.keep_dims), x.dtype)
+        if idx_reduce_op:
+            idx = self.to_tensor(idx_reduce_op(wide, axis=self.axis, keepdims=self.keep_dims), tl.int32)
+        return (val, idx) if val is not None and idx is not None else (val if val is not None else idx)
+
+    def sum_(self, input):
+        if not _is_bf16(input):
+            return stock_sum(self, input)
+        total = _bf16_tree_sum(bf16_bits_to_f32(input.handle.data), self.axis)
+        if self.keep_dims:
+            total = np.expand_dims(total, tuple(range(input.handle.data.ndim)) if self.axis is None else self.axis)
+        return _as_bf16_tensor(self, total, input.dtype)
+
+    def _scan(stock, np_op):
+        def scan(self, input):
+            if not _is_bf16(input):
+                return stock(self, input)
+            wide = bf16_bits_to_f32(input.handle.data)
+            out = np.moveaxis(wide, self.axis, 0).copy()
+            for i in range(1, out.shape[0]):  # rounds each running value to bf16, as a bf16 scan does
+                out[i] = bf16_bits_to_f32(f32_to_bf16_bits(np_op(out[i - 1], out[i])))
+            return [_as_bf16_tensor(self, np.moveaxis(out, 0, self.axis), input.dtype)]
+
+        return scan
+
+    undos += [_swap(reduce_ops, "min_max", min_max), _swap(reduce_ops, "sum", sum_),
+              _swap(scan_ops, "cumsum", _scan(stock_cumsum, np.add)),
+              _swap(scan_ops, "cumprod", _scan(stock_cumprod, np.multiply))]
+    return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
+# elementwise_not
+
+
+def tensor_not(value):
+    """``not value`` as compiled Triton evaluates it: elementwise for tensors."""
+    import triton.language as tl
+
+    if isinstance(value, tl.tensor):
+        return value.__not__()
+    return not value
+
+
+def tensor_bool_op(kind: str, *thunks):
+    """``a and b`` / ``a or b`` as compiled Triton evaluates them: a constexpr (or Python) operand
+    short-circuits as in Python; tensor operands combine elementwise (``logical_and``/``logical_or``)."""
+    import triton.language as tl
+
+    tensors = []
+    for thunk in thunks:
+        value = thunk()
+        if isinstance(value, tl.tensor):
+            tensors.append(value)
+            continue
+        truth = bool(value.value if isinstance(value, tl.constexpr) else value)
+        if (kind == "and" and not truth) or (kind == "or" and truth):
+            return value
+    if not tensors:
+        return value
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result.logical_and(t) if kind == "and" else result.logical_or(t)
+    return result
+
+
+_NOT_HELPER = "_mxfp4_fuzz_tensor_not"
+_BOOL_HELPER = "_mxfp4_fuzz_tensor_bool_op"
+
+
+class _NotRewriter(ast.NodeTransformer):
+    """``not x`` -> helper(x); ``a and b`` -> helper("and", lambda: a, lambda: b)."""
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            call = ast.Call(func=ast.Name(id=_NOT_HELPER, ctx=ast.Load()), args=[node.operand], keywords=[])
+            return ast.copy_location(call, node)
+        return node
+
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        lambdas = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                 defaults=[]), body=value) for value in node.values]
+        call = ast.Call(func=ast.Name(id=_BOOL_HELPER, ctx=ast.Load()), args=[ast.Constant(kind), *lambdas],
+                        keywords=[])
+        return ast.copy_location(call, node)
+
+
+def _elementwise_not_diverges() -> bool:
+    from triton.runtime.interpreter import FunctionRewriter
+
+    tree = FunctionRewriter.ast_transformer.visit(ast.parse("def f(x):\n    return not x\n"))
+    return not any(isinstance(n, ast.Call) for n in ast.walk(tree))
+
+
+def _apply_elementwise_not():
+    from triton.runtime import interpreter
+
+    stock = interpreter.FunctionRewriter.ast_transformer
+    base = type(stock)
+
+    class Transformer(_NotRewriter, base):  # ours first, then the interpreter's own rewrites
+        def visit_UnaryOp(self, node):
+            return _NotRewriter.visit_UnaryOp(self, node)
+
+        def visit_BoolOp(self, node):
+            return _NotRewriter.visit_BoolOp(self, node)
+
+    # the rewriter copies the interpreter module's globals into each rewritten function's globals
+    undos = [_swap(interpreter, _NOT_HELPER, tensor_not) if hasattr(interpreter, _NOT_HELPER)
+             else _set_new(interpreter, _NOT_HELPER, tensor_not),
+             _set_new(interpreter, _BOOL_HELPER, tensor_bool_op),
+             _swap(interpreter.FunctionRewriter, "ast_transformer", Transformer())]
+    _forget_rewritten_functions()
+    return _undo_all(undos)
+
+
+def _set_new(obj, name, value):
+    setattr(obj, name, value)
+
+    def undo():
+        if hasattr(obj, name):
+            delattr(obj, name)
+
+    return undo
+
+
+# ---------------------------------------------------------------------------------------------------
+# device_call_restores_language
+
+
+def _device_call_diverges() -> bool:
+    import inspect
+
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return "restore" not in inspect.getsource(InterpretedFunction.__call__)
+
+
+def _apply_device_call_restores_language():
+    from triton.runtime import interpreter
+
+    def __call__(self, *args, **kwargs):
+        scope = interpreter._patch_lang(self.fn)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise interpreter.InterpreterError(repr(e)) from e
+        finally:
+            scope.restore()  # back to the enclosing launch's patches, which the launch itself restores
+
+    return _swap(interpreter.InterpretedFunction, "__call__", __call__)
+
+
+# ---------------------------------------------------------------------------------------------------
+# index_rank0_tensor (compatibility shim)
+
+
+def _rank0_index_rejected() -> bool:
+    import inspect
+
+    import triton.language as tl
+
+    return "too many indices" in inspect.getsource(tl.core.tensor.__getitem__)
+
+
+def _caller_site() -> str:
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None and ("/triton/" in frame.f_code.co_filename
+                                 or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
+
+
+def _apply_index_rank0_tensor():
+    import triton.language as tl
+
+    tensor = tl.core.tensor
+    stock = tensor.__getitem__
+
+    def __getitem__(self, slices, _semantic=None):
+        if len(self.shape) == 0:
+            items = slices.values if isinstance(slices, tl.tuple) else slices
+            items = list(items) if isinstance(items, (tuple, list)) else [items]
+            full = [s for s in items if isinstance(s, slice)]
+            if full:  # the runner's Triton ignored ':' beyond the rank: keep only the Nones
+                _shims_used.setdefault("index_rank0_tensor", _caller_site())
+                ret = self
+                for dim, sl in enumerate([s for s in items if not isinstance(s, slice)]):
+                    ret = _semantic.expand_dims(ret, dim)
+                return ret
+        return stock(self, slices, _semantic=_semantic)
+
+    return _swap(tensor, "__getitem__", tl.core.builtin(__getitem__))
+
+
+PATCHES = (
+    Patch("bf16_conversions", "fp32 -> bf16 truncates and garbles subnormals; bf16 -> fp32 garbles subnormals",
+          ("3.5", "3.6", "3.8", "3.9"), _bf16_conversions_diverge, _apply_bf16_conversions),
+    Patch("bf16_arithmetic", "bf16 arithmetic, comparisons, reductions and dot run numpy on the uint16 bits",
+          ("3.9",), _bf16_arithmetic_diverges, _apply_bf16_arithmetic),
+    Patch("elementwise_not", "Python not/and/or on a tensor give one truth value, not an elementwise result",
+          ("3.9",), _elementwise_not_diverges, _apply_elementwise_not),
+    Patch("device_call_restores_language", "a device-function call leaves triton.language patched",
+          ("3.9",), _device_call_diverges, _apply_device_call_restores_language),
+    Patch("index_rank0_tensor", "compat shim: t[None, :] on a 0-d tensor (accepted by the runner's Triton)",
+          ("3.5",), _rank0_index_rejected, _apply_index_rank0_tensor),
+)
