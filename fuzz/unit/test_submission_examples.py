@@ -33,6 +33,7 @@ EXPECTED_FAILURES = {
     "input_mutation.py": {"immutability"},
     "segfault.py": {"official", "contract", "stale_new_shape"},
     "wrong_tail.py": {"correctness", "contract_beyond"},
+    "triton_plain_casts.py": set(),
 }
 
 
@@ -235,3 +236,24 @@ def test_the_command_line_reports_and_exits_with_pytests_code(tmp_path):
     failure = next(v for v in data["verdicts"] if v["verdict"] == "stale_in_place")["failure"]
     assert failure["card"]["case"]["m"] == 1 and failure["card"]["case"]["n"] == 64  # shrunk
     assert data["aiter"] == "emulated" and data["tier"] == "cpu" and data["timings"]["programs_run"] > 0
+
+
+SUBNORMAL_CASES = [Case(1, 64, 64, a_regime="subnormal", b_exponent=120, seed=0),
+                   Case(3, 64, 128, a_regime="subnormal", b_exponent=60, seed=1)]
+
+
+@pytest.mark.parametrize("stock", [False, True], ids=["patched", "stock_triton"])
+def test_plain_casts_example_is_correct_on_subnormals_and_only_stock_triton_says_otherwise(stock, monkeypatch):
+    """``.to(tl.float32)`` on bf16 subnormals, ``not`` on masks, ``.to(tl.bfloat16)``: correct when
+    compiled; the patched interpreter agrees, stock Triton's interpreter fails the file."""
+    from reference.emulation.triton_interpreter import STOCK_ENV
+
+    if stock:
+        monkeypatch.setenv(STOCK_ENV, "1")
+    runner = SubmissionRunner(EXAMPLES / "triton_plain_casts.py", aiter="emulated", timeout=60)
+    try:
+        ctx = checks.Context(runner, "cpu")
+        outcomes = [checks.check_correctness(ctx, case) for case in SUBNORMAL_CASES]
+    finally:
+        runner.close()
+    assert [o.status for o in outcomes] == (["fail"] * 2 if stock else ["pass"] * 2), [o.summary for o in outcomes]

@@ -56,10 +56,14 @@ def select_mode() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
+STOCK_ENV = "MXFP4_FUZZ_STOCK_TRITON"  # =1: leave the interpreter as Triton ships it (to compare, never to judge)
+
+
 def activate() -> bool:
-    """``select_mode()``, then the patches where Triton interprets; idempotent. Returns interpreting."""
+    """``select_mode()``, then the patches where Triton interprets (unless $MXFP4_FUZZ_STOCK_TRITON=1);
+    idempotent. Returns whether Triton interprets."""
     interpreting = select_mode()
-    if interpreting:
+    if interpreting and os.environ.get(STOCK_ENV) != "1":
         install()
     return interpreting
 

@@ -1,0 +1,170 @@
+"""Each interpreter patch: the divergence is there on stock Triton, and gone with the patch.
+
+References: torch's CPU conversions (RNE, subnormals kept) and fp32 arithmetic, and the outputs of the
+same kernels compiled on the H200 (docs/results/interpreter_vs_compiled_*.npz, recorded with
+``python -m fuzz.interpreter_check record``). A NaN output is compared as NaN: payloads are a backend's.
+"""
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from fuzz import interpreter_check as check
+from reference.emulation import triton_interpreter
+
+pytestmark = pytest.mark.skipif(not triton.knobs.runtime.interpret,
+                                reason="interpreter patches apply to the Triton interpreter (CPU tier) only")
+
+RECORDED = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results",
+                                         "interpreter_vs_compiled_*.npz")))
+
+
+@pytest.fixture
+def stock():
+    """Stock Triton for the duration of a test; the patches come back afterwards whatever happens."""
+    names = triton_interpreter.installed()
+    triton_interpreter.uninstall()
+    try:
+        yield
+    finally:
+        triton_interpreter.install(names)
+
+
+def torch_reference(name, inputs):
+    x = inputs[0]
+    return {
+        "bf16_to_fp32": lambda: x.float(),
+        "bf16_to_fp16": lambda: x.half(),
+        "fp16_to_bf16": lambda: x.bfloat16(),
+        "fp32_to_bf16": lambda: x.bfloat16(),
+        "bf16_mul": lambda: (x.float() * inputs[1].float()).bfloat16(),
+        "bf16_add": lambda: (x.float() + inputs[1].float()).bfloat16(),
+        "bf16_maximum": lambda: torch.fmax(x, inputs[1]),  # tl.maximum's default: a NaN operand loses
+        "bf16_less": lambda: (x < inputs[1]).bfloat16(),
+        "bf16_row_max": lambda: x.max(1).values,
+        "not_and_on_tensors": lambda: ((~(x > 0)).to(torch.int8) + 2 * ((x < 1) & (x > -1)).to(torch.int8)),
+    }[name]()
+
+
+DIVERGENT = ["bf16_to_fp32", "fp16_to_bf16", "fp32_to_bf16", "bf16_mul", "bf16_add", "bf16_less", "bf16_row_max",
+             "not_and_on_tensors"]
+
+
+def run(name):
+    kernel, inputs, constexprs, dtype = check.cases()[name]
+    return check.run_case(kernel, inputs, constexprs, dtype, "cpu"), inputs, dtype
+
+
+def test_every_patch_is_installed_and_its_probe_sees_the_divergence_on_stock(stock):
+    for patch in triton_interpreter.PATCHES:
+        assert patch.diverges(), f"{patch.name}: stock Triton {triton.__version__} no longer diverges; drop the patch"
+
+
+def test_the_patched_interpreter_reports_its_patches():
+    assert set(triton_interpreter.installed()) == {p.name for p in triton_interpreter.PATCHES}
+
+
+@pytest.mark.parametrize("name", DIVERGENT + ["bf16_to_fp16", "bf16_maximum"])
+def test_patched_interpreter_matches_torch_bit_for_bit(name):
+    y, inputs, dtype = run(name)
+    table = check.compare(y, check._bits(torch_reference(name, inputs)), dtype)
+    assert table["wrong"] == 0, table
+
+
+@pytest.mark.parametrize("name", DIVERGENT)
+def test_stock_interpreter_diverges(name, stock):
+    try:
+        y, inputs, dtype = run(name)
+    except triton.runtime.interpreter.InterpreterError:  # `not` on a tensor gives a Python bool: no .to()
+        assert name == "not_and_on_tensors"
+        return
+    assert check.compare(y, check._bits(torch_reference(name, inputs)), dtype)["wrong"] > 0
+
+
+def test_rtz_rounding_is_truncation_and_keeps_nan():
+    y, inputs, _ = run("fp32_to_bf16_rtz")
+    x = inputs[0]
+    expected = (x.view(torch.int32) >> 16).to(torch.int16)
+    finite = ~torch.isnan(x)
+    assert torch.equal(y.view(torch.int16)[finite], expected[finite])
+    assert torch.isnan(y[~finite]).all()
+
+
+def test_fp64_and_int32_narrow_with_one_rounding():
+    y, inputs, _ = run("fp64_to_bf16")
+    x = inputs[0]
+    # the inputs sit 2^-30 relative above fp32 values: a double rounding through fp32 would lose that
+    near = torch.from_numpy(triton_interpreter.f32_to_bf16_bits(
+        triton_interpreter._to_f32_round_to_odd(x.numpy())).astype("int16"))
+    assert torch.equal(y.view(torch.int16), near)
+    ties_up = x.float().bfloat16()  # double rounding: fp64 -> fp32 -> bf16
+    assert not torch.equal(y.view(torch.int16), ties_up.view(torch.int16))
+    y, inputs, _ = run("int32_to_bf16")
+    exact = inputs[0].double()
+    assert ((y.double() - exact).abs() <= (ties_up.new_tensor(1.0).double() * exact.abs() * 2.0**-8)).all()
+
+
+@triton.jit
+def _rank0_index(o_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    r = tl.arange(0, N)
+    tl.store(o_ptr + pid * N + r[:, None], pid[None, :] + r[:, None])
+
+
+def test_rank0_index_is_accepted_as_the_runners_triton_did_and_reported():
+    triton_interpreter.reset_shims()
+    out = torch.zeros(2 * 4, dtype=torch.int32)
+    _rank0_index[(2,)](out, N=4)
+    assert out.tolist() == [0, 1, 2, 3, 1, 2, 3, 4]
+    assert "index_rank0_tensor" in triton_interpreter.shims_used()
+    assert __file__.rsplit("/", 1)[-1] in triton_interpreter.shims_used()["index_rank0_tensor"]
+
+
+def test_rank0_index_is_rejected_by_stock_triton(stock):
+    with pytest.raises(triton.runtime.interpreter.InterpreterError, match="too many indices"):
+        _rank0_index[(1,)](torch.zeros(4, dtype=torch.int32), N=4)
+
+
+DEVICE_MODULE = """
+import triton
+import triton.language as tl
+from triton.language import core  # the kernel's module does not hold tl.core: only this call patches it
+
+@triton.jit
+def device_add(x):
+    return x + 1
+"""
+
+
+@triton.jit
+def _calls_device_function(o_ptr):
+    tl.store(o_ptr, interp_device_module.device_add(tl.load(o_ptr)))  # noqa: F821 (bound by the test)
+
+
+@pytest.mark.parametrize("patched", [True, False])
+def test_device_function_calls_leave_triton_language_as_it_was(patched, request, tmp_path, monkeypatch):
+    if not patched:
+        request.getfixturevalue("stock")
+    (tmp_path / "interp_device_module.py").write_text(DEVICE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import interp_device_module
+
+    monkeypatch.setitem(globals(), "interp_device_module", interp_device_module)
+    before = dict(vars(tl.core))
+    _calls_device_function[(1,)](torch.zeros(1, dtype=torch.int32))
+    changed = [n for n, v in vars(tl.core).items() if before.get(n) is not v]
+    for name in changed:  # leave the process as it was for the tests after this one
+        setattr(tl.core, name, before[name])
+    assert (changed == []) == patched, changed
+
+
+@pytest.mark.skipif(not RECORDED, reason="no recorded compiled outputs in docs/results (record them on a GPU)")
+def test_patched_interpreter_equals_compiled_triton_on_the_recorded_gpu_tables():
+    result = check.compare_file(RECORDED[-1])
+    wrong = {name: row for name, row in result["tables"].items() if row.get("wrong", 1)}
+    assert not wrong, wrong
