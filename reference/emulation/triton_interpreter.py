@@ -17,6 +17,8 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
   the bits (``x * y``, ``x < y``, ``tl.maximum``, ``tl.sum``, ``tl.dot``... on bf16 were garbage). Now
   each op widens exactly, computes in fp32 and rounds the result to nearest even, which is what a GPU
   gives for + - * / sqrt (fp32 carries more than 2p+2 bits, so the double rounding is innocuous).
+- ``signed_zero_minmax``: ``tl.maximum(+0.0, -0.0)`` returned -0 (numpy's fmax keeps its first zero);
+  compiled max returns +0 and min -0 (measured on the H200; LLVM's maxnum allows either).
 - ``elementwise_not``: Python ``not`` / ``and`` / ``or`` on a tensor are one truth value in the
   interpreter; the compiled frontend makes them elementwise (``__not__``, ``logical_and``/``_or``).
   Interpreted functions are rewritten so these call helpers that behave as compiled Triton does.
@@ -26,8 +28,9 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
 Compatibility shim (not a divergence of the interpreter: a frontend that is stricter than the one the
 competition runner used; counted in ``shims_used()`` so a report can say it was needed):
 
-- ``index_rank0_tensor``: triton >= 3.5 rejects ``t[None, :]`` on a 0-d tensor ("too many indices");
-  the runner's Triton (3.3/3.4 era) accepted it and produced shape [1], as aiter's own fp4_utils does.
+- ``index_rank0_tensor``: triton 3.9 rejects ``t[None, :]`` on a 0-d tensor ("too many indices");
+  3.3.1 to 3.8.0 accept it (shape [1]; checked in their wheels), and so did the competition runner's
+  Triton, since aiter's own fp4_utils does it there.
 """
 from __future__ import annotations
 
@@ -158,7 +161,7 @@ def install(names=None) -> list:
 
 def uninstall(names=None) -> None:
     """Back to stock Triton (for the tests that show each divergence)."""
-    for name in list(_installed):
+    for name in reversed(list(_installed)):  # last in, first out: later patches may wrap earlier ones
         if names is None or name in names:
             _installed.pop(name)()
     _forget_rewritten_functions()
@@ -405,6 +408,41 @@ def _apply_bf16_arithmetic():
 
 
 # ---------------------------------------------------------------------------------------------------
+# signed_zero_minmax
+
+
+def _signed_zero_minmax_diverges() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    zero, negative_zero = (_handle(np.array([v], dtype=np.float32), tl.float32) for v in (0.0, -0.0))
+    return any(bool(np.signbit(op(*pair).data[0])) for op in (b.create_maxnumf, b.create_maximumf)
+               for pair in ((zero, negative_zero), (negative_zero, zero)))
+
+
+def _apply_signed_zero_minmax():
+    builder = _builder()
+    undos = []
+    for name, zero in (("create_maxnumf", 0.0), ("create_maximumf", 0.0), ("create_minnumf", -0.0),
+                       ("create_minimumf", -0.0)):
+        original = getattr(builder, name)
+
+        def op(self, lhs, rhs, _original=original, _zero=zero):
+            result = _original(self, lhs, rhs)
+            if result.data.dtype.kind != "f":
+                return result
+            # +0 and -0 compare equal: of the two, max is +0 and min is -0
+            mixed = (lhs.data == 0) & (rhs.data == 0) & (np.signbit(lhs.data) != np.signbit(rhs.data))
+            if np.any(mixed):
+                data = np.where(mixed, np.array(_zero, dtype=result.data.dtype), result.data)
+                return type(result)(data, result.dtype)
+            return result
+
+        undos.append(_swap(builder, name, op))
+    return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
 # elementwise_not
 
 
@@ -577,6 +615,9 @@ def _apply_index_rank0_tensor():
 PATCHES = (
     Patch("bf16_conversions", "fp32 -> bf16 truncates and garbles subnormals; bf16 -> fp32 garbles subnormals",
           ("3.5", "3.6", "3.8", "3.9"), _bf16_conversions_diverge, _apply_bf16_conversions),
+    # before bf16_arithmetic, whose widening wrapper then calls it on fp32
+    Patch("signed_zero_minmax", "tl.maximum(+0, -0) is -0 (numpy); compiled max returns +0 and min -0",
+          ("3.9",), _signed_zero_minmax_diverges, _apply_signed_zero_minmax),
     Patch("bf16_arithmetic", "bf16 arithmetic, comparisons, reductions and dot run numpy on the uint16 bits",
           ("3.9",), _bf16_arithmetic_diverges, _apply_bf16_arithmetic),
     Patch("elementwise_not", "Python not/and/or on a tensor give one truth value, not an elementwise result",
@@ -584,5 +625,5 @@ PATCHES = (
     Patch("device_call_restores_language", "a device-function call leaves triton.language patched",
           ("3.9",), _device_call_diverges, _apply_device_call_restores_language),
     Patch("index_rank0_tensor", "compat shim: t[None, :] on a 0-d tensor (accepted by the runner's Triton)",
-          ("3.5",), _rank0_index_rejected, _apply_index_rank0_tensor),
+          ("3.9",), _rank0_index_rejected, _apply_index_rank0_tensor),
 )
