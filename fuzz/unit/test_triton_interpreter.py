@@ -167,3 +167,37 @@ def test_patched_interpreter_equals_compiled_triton_on_the_recorded_gpu_tables()
     result = check.compare_file(RECORDED[-1])
     wrong = {name: row for name, row in result["tables"].items() if row.get("wrong", 1)}
     assert not wrong, wrong
+
+
+@triton.autotune(configs=[triton.Config({"B": 4}), triton.Config({"B": 8}), triton.Config({"B": 16})], key=["n"])
+@triton.jit
+def _autotuned_add_block(x_ptr, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + B, mask=i < n)
+
+
+def _launch_autotuned() -> float:
+    x = torch.zeros(16)
+    _autotuned_add_block[lambda meta: (triton.cdiv(16, meta["B"]),)](x, 16)
+    return x[0].item()
+
+
+def test_autotune_runs_the_chosen_config_and_reports_every_config():
+    triton_interpreter.reset_autotune_report()
+    try:
+        ran = []
+        for choice in range(4):
+            triton_interpreter.set_autotune_choice(choice)
+            ran.append(_launch_autotuned())
+    finally:
+        triton_interpreter.set_autotune_choice(0)
+    assert ran == [4.0, 8.0, 16.0, 4.0]  # choice modulo the kernel's number of configs
+    report = triton_interpreter.autotune_report()["_autotuned_add_block"]
+    assert len(report["configs"]) == 3 and report["ran"] == [0, 1, 2]
+    assert triton.testing.do_bench(lambda: None) == 1.0
+
+
+def test_autotune_needs_a_gpu_on_stock_triton(stock):
+    _autotuned_add_block.cache.clear()  # an earlier test's tuning result would skip the benchmark
+    with pytest.raises(RuntimeError, match="active drivers"):
+        _launch_autotuned()

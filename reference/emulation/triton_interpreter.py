@@ -25,6 +25,11 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
 - ``device_call_restores_language``: a call of a ``@triton.jit`` function from inside a kernel patched
   ``triton.language`` and never put it back.
 
+- ``autotune_without_benchmark``: ``@triton.autotune`` with several configs raised "0 active drivers"
+  (it benchmarks); now the config ``set_autotune_choice(i)`` names runs (every config is a variant the
+  runner may pick: callers run each), ``autotune_report()`` lists configs and the ones that ran, and
+  ``triton.testing.do_bench`` runs its function once and returns without timing.
+
 Compatibility shim (not a divergence of the interpreter: a frontend that is stricter than the one the
 competition runner used; counted in ``shims_used()`` so a report can say it was needed):
 
@@ -569,6 +574,73 @@ def _apply_device_call_restores_language():
 
 
 # ---------------------------------------------------------------------------------------------------
+# autotune_without_benchmark
+
+# Which config an autotuned kernel runs in the interpreter: the GPU picks the fastest, which the CPU
+# cannot know, so every config is a variant the runner may use. ``set_autotune_choice(i)`` makes each
+# autotuned kernel take its config i (mod its number of configs); ``autotune_report()`` lists, per
+# kernel, its configs and the ones that ran, so a caller can run each of them.
+_autotune = {"choice": 0, "kernels": {}}
+
+
+def set_autotune_choice(index: int) -> None:
+    _autotune["choice"] = int(index)
+
+
+def autotune_report() -> dict:
+    """kernel name -> {"configs": [str, ...], "ran": sorted indices}."""
+    return {name: {"configs": list(k["configs"]), "ran": sorted(k["ran"])} for name, k in _autotune["kernels"].items()}
+
+
+def reset_autotune_report() -> None:
+    _autotune["kernels"].clear()
+
+
+def _autotune_diverges() -> bool:
+    import triton
+
+    try:
+        triton.runtime.driver.active.get_benchmarker()
+    except Exception:  # "0 active drivers": the interpreter has no device to benchmark on
+        return True
+    return False
+
+
+def _apply_autotune_without_benchmark():
+    import triton
+    from triton.runtime.autotuner import Autotuner
+
+    def _bench(self, *args, config, **meta):
+        """No timing on the CPU: the chosen config gets 0, the others 1, so the autotuner's own logic
+        (keys, cache, pruning, hooks) picks it."""
+        configs = list(self.configs)
+        name = getattr(self.base_fn, "__name__", "kernel")
+        entry = _autotune["kernels"].setdefault(name, {"configs": [str(c) for c in configs], "ran": set()})
+        chosen = _autotune["choice"] % len(configs)
+        index = next((i for i, c in enumerate(configs) if c is config), None)
+        if index == chosen:
+            entry["ran"].add(index)
+            return 0.0
+        return 1.0
+
+    def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+        fn()  # once, for its effects; a CPU time says nothing about the GPU
+        return [1.0] * len(quantiles) if quantiles else 1.0
+
+    stock_run = Autotuner.run
+
+    def run(self, *args, **kwargs):
+        if getattr(self, "_mxfp4_fuzz_choice", None) != _autotune["choice"]:
+            self.cache.clear()  # a new choice re-"tunes": the cached best config was the old choice
+            self._mxfp4_fuzz_choice = _autotune["choice"]
+        return stock_run(self, *args, **kwargs)
+
+    undos = [_swap(Autotuner, "_bench", _bench), _swap(Autotuner, "run", run),
+             _swap(triton.testing, "do_bench", do_bench)]
+    return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
 # index_rank0_tensor (compatibility shim)
 
 
@@ -624,6 +696,8 @@ PATCHES = (
           ("3.9",), _elementwise_not_diverges, _apply_elementwise_not),
     Patch("device_call_restores_language", "a device-function call leaves triton.language patched",
           ("3.9",), _device_call_diverges, _apply_device_call_restores_language),
+    Patch("autotune_without_benchmark", "@triton.autotune with several configs needs a GPU to time them",
+          ("3.9",), _autotune_diverges, _apply_autotune_without_benchmark),
     Patch("index_rank0_tensor", "compat shim: t[None, :] on a 0-d tensor (accepted by the runner's Triton)",
           ("3.9",), _rank0_index_rejected, _apply_index_rank0_tensor),
 )
