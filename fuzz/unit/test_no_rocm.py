@@ -1,0 +1,51 @@
+"""HIP built at runtime on the CPU tier (reference/emulation/no_rocm.py): the build fails at once, as on
+a machine without ROCm, and the attempt is remembered. Run in a fresh interpreter (process-wide patches)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_script(body: str) -> subprocess.CompletedProcess:
+    script = "from reference.emulation import no_rocm\nassert no_rocm.install()\n" + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
+    result = run_script("""
+        import time
+        from torch.utils.cpp_extension import load_inline
+        t = time.perf_counter()
+        try:
+            load_inline("merge", cpp_sources="void f();", cuda_sources="__global__ void k() {}",
+                        functions=["f"], extra_cuda_cflags=["--offload-arch=gfx950"])
+        except OSError as e:
+            print(type(e).__name__, time.perf_counter() - t < 1.0)
+        (a,) = no_rocm.attempts()
+        print(a.api, a.name, a.where == "<string>:7", "__global__" in a.sources["merge.cu"])
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["RocmUnavailable True", "load_inline merge True True"]
+
+
+def test_hipcc_through_subprocess_is_a_missing_executable_and_is_recorded(tmp_path):
+    source = tmp_path / "k.hip"
+    source.write_text("__global__ void k() {}\n")
+    result = run_script(f"""
+        import subprocess
+        for command in (["hipcc", "-O3", "--offload-arch=gfx950", "{source}", "-o", "k.so"],
+                        "hipcc -shared {source}",
+                        ["clang++", "-x", "hip", "--offload-arch=gfx950", "{source}"]):
+            try:
+                subprocess.run(command, shell=isinstance(command, str), check=True)
+            except FileNotFoundError as e:
+                print("missing", e.filename)
+        print(len(no_rocm.attempts()), "__global__" in no_rocm.attempts()[0].sources["k.hip"])
+        print(subprocess.run(["echo", "ok"], capture_output=True, text=True).stdout.strip())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["missing hipcc", "missing hipcc", "missing clang++", "3 True", "ok"]

@@ -1,0 +1,145 @@
+"""HIP built at runtime, on a machine without ROCm: fail fast as such a machine does, and remember it.
+
+Real submissions compile HIP C++ on the runner: ``torch.utils.cpp_extension.load_inline(cuda_sources=...)``
+/ ``load(sources=[*.hip, *.cu])``, or ``subprocess.run(["hipcc", ...])`` and ``ctypes``. On the CPU tier
+there is no hipcc and no GPU to run the result on, so the build must fail the way it fails on any
+machine without ROCm, quickly (a CPU ``load_inline`` spends about a minute on torch's headers before it
+fails), so that the file's own fallback is what gets fuzzed.
+
+``install()`` (the submission worker calls it on a machine without a GPU):
+
+- ``load_inline`` / ``load`` with GPU sources (``cuda_sources``, ``.cu``/``.hip``/``.cuh`` files, or
+  ``extra_cuda_cflags``) raise ``RocmUnavailable`` (an ``OSError``, as torch's "CUDA_HOME not set" is)
+  at once; C++-only extensions build as usual;
+- ``subprocess`` calls whose program is a HIP compiler (``hipcc``, ``amdclang++``, ``hipconfig``, or a
+  clang given ``--offload-arch``/``-x hip``) raise ``FileNotFoundError`` as a missing executable does,
+  even where a clang exists here (it could build for gfx950, but nothing here could run it);
+- every attempt is recorded (``attempts()``: API, where in the file, the sources) so the report can say
+  the file's HIP path did not run here and which path served instead.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+GPU_SOURCE_SUFFIXES = (".cu", ".cuh", ".hip")
+HIP_COMPILERS = ("hipcc", "amdclang", "amdclang++", "hipconfig", "hipcc.pl", "hipcc.bin")
+
+
+class RocmUnavailable(OSError):
+    """The CPU tier has no ROCm: a HIP/CUDA extension cannot be built or run here."""
+
+
+@dataclass
+class Attempt:
+    api: str  # "load_inline", "load", "subprocess"
+    where: str  # "file:line" of the call in the submission (first frame outside torch/subprocess)
+    name: str = ""
+    sources: dict = field(default_factory=dict)  # file name -> text (what a gfx950 build check compiles)
+    command: list = field(default_factory=list)
+
+    def describe(self) -> str:
+        what = self.name or " ".join(self.command[:3])
+        return f"{self.api}({what}) at {self.where}: no ROCm on this machine, the call raised as it would here"
+
+
+_state = {"installed": False, "undo": [], "attempts": []}
+
+
+def attempts() -> list:
+    return list(_state["attempts"])
+
+
+def reset_attempts() -> None:
+    _state["attempts"].clear()
+
+
+def _caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not any(part in path for part in ("/torch/", "/subprocess.py", __file__)):
+            return f"{path}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _is_hip_command(args) -> bool:
+    argv = [args] if isinstance(args, str) else list(args or [])
+    if not argv:
+        return False
+    words = argv[0].split() if isinstance(args, str) else [str(argv[0])]
+    program = os.path.basename(words[0]) if words else ""
+    text = " ".join(map(str, argv))
+    if program in HIP_COMPILERS or program.startswith("hipcc"):
+        return True
+    return program.startswith(("clang", "clang++")) and ("--offload-arch" in text or "-x hip" in text)
+
+
+def install() -> bool:
+    """Idempotent; True once active."""
+    if _state["installed"]:
+        return True
+    from torch.utils import cpp_extension
+
+    undo = _state["undo"]
+    stock_inline, stock_load = cpp_extension.load_inline, cpp_extension.load
+
+    def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+        cuda = _as_list(cuda_sources) + _as_list(kwargs.get("sycl_sources"))
+        if cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"):
+            sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), f"{name}.cu": "\n".join(cuda)}
+            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources))
+            raise RocmUnavailable(f"load_inline({name!r}) builds HIP/CUDA sources: no ROCm on this machine "
+                                  "(CPU tier); on the runner hipcc builds it")
+        return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)
+
+    def load(name, sources, *args, **kwargs):
+        files = _as_list(sources)
+        if any(str(s).endswith(GPU_SOURCE_SUFFIXES) for s in files) or kwargs.get("extra_cuda_cflags"):
+            _state["attempts"].append(Attempt("load", _caller(), name, {os.path.basename(str(s)): _read(str(s))
+                                                                         for s in files}))
+            raise RocmUnavailable(f"load({name!r}) builds HIP/CUDA sources: no ROCm on this machine (CPU tier)")
+        return stock_load(name, sources, *args, **kwargs)
+
+    undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]
+    cpp_extension.load_inline, cpp_extension.load = load_inline, load
+
+    stock_init = subprocess.Popen.__init__
+
+    def popen_init(self, args, *rest, **kwargs):
+        if _is_hip_command(args):
+            argv = args.split() if isinstance(args, str) else [str(a) for a in args]
+            sources = {os.path.basename(a): _read(a) for a in argv if a.endswith(GPU_SOURCE_SUFFIXES + (".cpp",))}
+            _state["attempts"].append(Attempt("subprocess", _caller(), command=argv, sources=sources))
+            raise FileNotFoundError(2, "No such file or directory (no ROCm on this machine: CPU tier)",
+                                    os.path.basename(argv[0]))
+        stock_init(self, args, *rest, **kwargs)
+
+    undo.append((subprocess.Popen, "__init__", stock_init))
+    subprocess.Popen.__init__ = popen_init
+    _state["installed"] = True
+    return True
+
+
+def uninstall() -> None:
+    for obj, name, value in reversed(_state["undo"]):
+        setattr(obj, name, value)
+    _state["undo"].clear()
+    _state["installed"] = False
