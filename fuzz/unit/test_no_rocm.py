@@ -26,7 +26,7 @@ def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
         except OSError as e:
             print(type(e).__name__, time.perf_counter() - t < 1.0)
         (a,) = no_rocm.attempts()
-        print(a.api, a.name, a.where == "<string>:7", "__global__" in a.sources["merge.cu"])
+        print(a.api, a.name, a.where == "<string>:8", "__global__" in a.sources["merge.cu"])
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["RocmUnavailable True", "load_inline merge True True"]
