@@ -133,7 +133,13 @@ def pytest_report_header(config):
 
     aiter = current()
     aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
-    return [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
+    lines = [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
+    if detect().interpreter:
+        from reference.emulation import triton_interpreter
+
+        patches = ", ".join(triton_interpreter.installed()) or "none (stock Triton: verdicts may be false alarms)"
+        lines.append(f"mxfp4-fuzz: interpreter patches: {patches}")
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
