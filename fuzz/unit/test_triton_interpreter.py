@@ -201,3 +201,14 @@ def test_autotune_needs_a_gpu_on_stock_triton(stock):
     _autotuned_add_block.cache.clear()  # an earlier test's tuning result would skip the benchmark
     with pytest.raises(RuntimeError, match="active drivers"):
         _launch_autotuned()
+
+
+@triton.jit
+def _not_on_int32(x_ptr):
+    i = tl.arange(0, 4)
+    tl.store(x_ptr + i, (not tl.load(x_ptr + i)).to(tl.int32))
+
+
+def test_not_on_a_non_boolean_tensor_is_rejected_naming_the_line():
+    with pytest.raises(triton.runtime.interpreter.InterpreterError, match=r"test_triton_interpreter.py:\d+: `not` on a int32"):
+        _not_on_int32[(1,)](torch.zeros(4, dtype=torch.int32))

@@ -456,7 +456,11 @@ def tensor_not(value):
     import triton.language as tl
 
     if isinstance(value, tl.tensor):
-        return value.__not__()
+        try:
+            return value.__not__()
+        except Exception as error:  # e.g. `not` on an int32 tensor: the compiled frontend rejects it too
+            raise FrontendRejects(f"{_kernel_line()}: `not` on a {value.dtype} tensor: compiled Triton "
+                                  f"rejects this ({error})") from error
     return not value
 
 
@@ -480,6 +484,17 @@ def tensor_bool_op(kind: str, *thunks):
     for t in tensors[1:]:
         result = result.logical_and(t) if kind == "and" else result.logical_or(t)
     return result
+
+
+class FrontendRejects(ValueError):
+    """What the interpreter would accept but compiled Triton's frontend rejects, with the kernel's line."""
+
+
+def _kernel_line() -> str:
+    import sys
+
+    frame = sys._getframe(2)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 _NOT_HELPER = "_mxfp4_fuzz_tensor_not"
