@@ -251,7 +251,8 @@ def _apply_bf16_conversions():
 
         if s == tl.bfloat16:
             # exact widening; to an integer type astype truncates toward zero as fptosi/fptoui do
-            return _handle(bf16_bits_to_f32(src.data).astype(_get_np_dtype(d)), d)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow to Inf is the conversion's result
+                return _handle(bf16_bits_to_f32(src.data).astype(_get_np_dtype(d)), d)
         return _handle(_to_bf16_bits_from_any(src.data), d)
 
     def create_fp_to_fp(self, src, dst_type, rounding_mode):
