@@ -210,5 +210,41 @@ def _not_on_int32(x_ptr):
 
 
 def test_not_on_a_non_boolean_tensor_is_rejected_naming_the_line():
-    with pytest.raises(triton.runtime.interpreter.InterpreterError, match=r"test_triton_interpreter.py:\d+: `not` on a int32"):
+    # the frontend check sees it first (compiled Triton cannot bitcast int32 to int1 for `not`)
+    with pytest.raises(triton_interpreter.FrontendRejects, match=r"test_triton_interpreter.py:\d+: (?s:.*)bitcast"):
         _not_on_int32[(1,)](torch.zeros(4, dtype=torch.int32))
+
+
+PLAIN_GLOBAL = 4  # not a tl.constexpr: compiled Triton refuses to read it inside @jit
+
+
+@triton.jit
+def _reads_a_plain_global(x_ptr):
+    i = tl.arange(0, 4)
+    tl.store(x_ptr + i, tl.load(x_ptr + i) + PLAIN_GLOBAL)
+
+
+@triton.jit
+def _calls_a_device_function(x_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(x_ptr + i, _device_plus_one(tl.load(x_ptr + i)))
+
+
+@triton.jit
+def _device_plus_one(x):
+    return x + 1
+
+
+def test_what_the_compiled_frontend_rejects_raises_naming_the_line():
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "+ PLAIN_GLOBAL)" in text)
+    with pytest.raises(triton_interpreter.FrontendRejects, match=rf"test_triton_interpreter.py:{line}: (?s:.*)PLAIN_GLOBAL"):
+        _reads_a_plain_global[(1,)](torch.zeros(4))
+    x = torch.zeros(8)
+    _calls_a_device_function[(1,)](x, N=8)  # device functions are compiled as JITFunctions: accepted
+    assert x.tolist() == [1.0] * 8
+
+
+def test_stock_interpreter_runs_what_the_compiled_frontend_rejects(stock):
+    x = torch.zeros(4)
+    _reads_a_plain_global[(1,)](x)
+    assert x.tolist() == [4.0] * 4

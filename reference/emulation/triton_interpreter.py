@@ -30,6 +30,11 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
   runner may pick: callers run each), ``autotune_report()`` lists configs and the ones that ran, and
   ``triton.testing.do_bench`` runs its function once and returns without timing.
 
+- ``compiled_frontend_check``: the interpreter runs kernels that compiled Triton rejects (a plain
+  global read in ``@jit``, Python it cannot lower...). Each interpreted launch is also run through
+  Triton's real frontend (AST -> TTIR for gfx950, no GPU needed; cached per kernel specialisation, a
+  few ms), and a rejection raises ``FrontendRejects`` with Triton's message and line.
+
 Compatibility shim (not a divergence of the interpreter: a frontend that is stricter than the one the
 competition runner used; counted in ``shims_used()`` so a report can say it was needed):
 
@@ -657,6 +662,183 @@ def _apply_autotune_without_benchmark():
 
 
 # ---------------------------------------------------------------------------------------------------
+# compiled_frontend_check
+
+FRONTEND_TARGET = ("hip", "gfx950", 64)  # the runner's GPU; only Triton's frontend (AST -> TTIR) runs
+_frontend = {"cache": {}, "jit": {}}
+
+
+def _frontend_context():
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    target = GPUTarget(*FRONTEND_TARGET)
+    backend = make_backend(target)
+    options = backend.parse_options({"enable_fp_fusion": True})  # explicit: Triton 3.9 warns on the default
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    return target, backend, options, context
+
+
+def _frontend_check_diverges() -> bool:
+    """The interpreter never runs the compiled frontend; the check needs Triton's AMD backend."""
+    try:
+        _frontend_context()
+    except Exception:
+        return False
+    return True
+
+
+def _signature_of(fn, args, kwargs):
+    """(signature, constexprs) as a launch would specialise them, or None when an argument is of a kind
+    this check does not model (then the launch is not checked)."""
+    import inspect
+
+    import triton
+    import triton.language as tl
+
+    params = list(inspect.signature(fn).parameters.values())
+    bound = dict(zip([p.name for p in params], args))
+    bound.update({k: v for k, v in kwargs.items() if k in {p.name for p in params}})
+    signature, constexprs = {}, {}
+    for p in params:
+        value = bound.get(p.name, p.default)
+        if value is inspect.Parameter.empty:
+            return None
+        annotation = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+        if "constexpr" in str(annotation) or isinstance(value, tl.constexpr) or value is None \
+                or isinstance(value, (tl.dtype, str)):
+            signature[p.name] = "constexpr"
+            constexprs[p.name] = value.value if isinstance(value, tl.constexpr) else value
+            continue
+        try:
+            signature[p.name] = triton.runtime.jit.mangle_type(value)
+        except Exception:
+            return None
+    return signature, constexprs
+
+
+def _swap_in_jit_functions(fn):
+    """The frontend calls device functions as JITFunctions; in interpreter mode the kernel's module (and
+    the modules it reaches through globals) hold InterpretedFunctions. Swap them while compiling."""
+    import types
+
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    import sys
+
+    import triton.language as tl
+
+    # triton.language's own @jit functions (tl.max, tl.sum, tl.cdiv...) are InterpretedFunctions too
+    namespaces = [fn.__globals__] + [vars(m) for name, m in list(sys.modules.items())
+                                     if m is not None and name.startswith("triton.language")]
+    seen, swapped = set(), []
+    while namespaces:
+        ns = namespaces.pop()
+        if id(ns) in seen:
+            continue
+        seen.add(id(ns))
+        for name, value in list(ns.items()):
+            if isinstance(value, InterpretedFunction):
+                jit = _frontend["jit"].setdefault(value.fn, JITFunction(value.fn))
+                swapped.append((ns, name, value))
+                ns[name] = jit
+                namespaces.append(value.fn.__globals__)
+            elif isinstance(value, types.ModuleType) and not value.__name__.startswith(("triton", "torch", "numpy")):
+                namespaces.append(vars(value))
+    for name, value in list(vars(tl.core.tensor).items()):  # tensor methods: x.max(), x.to(...)...
+        if isinstance(value, InterpretedFunction):
+            swapped.append((tl.core.tensor, name, value))
+    for cls, name, value in [s for s in swapped if not isinstance(s[0], dict)]:
+        setattr(cls, name, _frontend["jit"].setdefault(value.fn, JITFunction(value.fn)))
+    return swapped
+
+
+def check_compiled_frontend(fn, args, kwargs):
+    """Raise FrontendRejects when Triton's compiled frontend rejects this launch of ``fn``."""
+    import hashlib
+    import inspect
+
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    spec = _signature_of(fn, args, kwargs)
+    if spec is None:
+        return
+    signature, constexprs = spec
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return
+    key = (fn.__code__.co_filename, fn.__qualname__, hashlib.sha1(source.encode()).hexdigest(),
+           tuple(signature.items()), tuple((k, repr(v)) for k, v in constexprs.items()))
+    if key not in _frontend["cache"]:
+        _frontend["cache"][key] = None
+        swapped = _swap_in_jit_functions(fn)
+        try:
+            target, backend, options, context = _frontend_context()
+            src = ASTSource(fn=_frontend["jit"].setdefault(fn, JITFunction(fn)), signature=signature,
+                            constexprs=constexprs)
+            src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
+                        context)
+        except Exception as error:
+            if type(error).__name__ == "CompilationError":
+                _frontend["cache"][key] = str(error)
+        finally:
+            for ns, name, value in reversed(swapped):
+                if isinstance(ns, dict):
+                    ns[name] = value
+                else:
+                    setattr(ns, name, value)
+    message = _frontend["cache"][key]
+    if message:
+        import re
+
+        lines, start = inspect.getsourcelines(fn)
+        def_line = start + next((i for i, text in enumerate(lines) if text.lstrip().startswith("def ")), 0)
+        at = re.match(r"at (\d+):", message)
+        where = f"{fn.__code__.co_filename}:{def_line + int(at.group(1)) - 1 if at else def_line}"
+        raise FrontendRejects(f"{where}: kernel {fn.__name__}: "
+                              f"Triton's compiled frontend rejects it for {FRONTEND_TARGET[1]}, so it cannot "
+                              f"run on the GPU although the interpreter runs it:\n{message}")
+
+
+def _language_objects():
+    import triton.language as tl
+
+    return (tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.tensor_descriptor_base)
+
+
+def _restore_language() -> None:
+    """Put back triton.language as it was at install time: the interpreter's launch patches must never be
+    what the compiled frontend sees (stock Triton leaks some after device-function calls)."""
+    for obj, original in _frontend["language"]:
+        current = vars(obj)  # names the interpreter added (its helpers in a module's globals) stay
+        for name, value in original.items():
+            if not name.startswith("__") and current.get(name) is not value:
+                setattr(obj, name, value)
+
+
+def _apply_compiled_frontend_check():
+    from triton.runtime.interpreter import InterpretedFunction
+
+    stock_run = InterpretedFunction.run
+    # first install only: later ones (after an uninstall for a stock comparison) may see leaked patches
+    _frontend.setdefault("language", [(obj, dict(vars(obj))) for obj in _language_objects()])
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if not warmup:
+            _restore_language()
+            check_compiled_frontend(self.fn, args, kwargs)
+        return stock_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    return _swap(InterpretedFunction, "run", run)
+
+
+# ---------------------------------------------------------------------------------------------------
 # index_rank0_tensor (compatibility shim)
 
 
@@ -688,11 +870,12 @@ def _apply_index_rank0_tensor():
         if len(self.shape) == 0:
             items = slices.values if isinstance(slices, tl.tuple) else slices
             items = list(items) if isinstance(items, (tuple, list)) else [items]
-            full = [s for s in items if isinstance(s, slice)]
-            if full:  # the runner's Triton ignored ':' beyond the rank: keep only the Nones
-                _shims_used.setdefault("index_rank0_tensor", _caller_site())
+            is_slice = [isinstance(s, (slice, tl.core.slice)) for s in items]  # Python's or the frontend's
+            if any(is_slice):  # the runner's Triton ignored ':' beyond the rank: keep only the Nones
+                if type(self.handle).__name__ == "TensorHandle":  # interpreted: the kernel's frame is on the stack
+                    _shims_used.setdefault("index_rank0_tensor", _caller_site())
                 ret = self
-                for dim, sl in enumerate([s for s in items if not isinstance(s, slice)]):
+                for dim in range(len(items) - sum(is_slice)):
                     ret = _semantic.expand_dims(ret, dim)
                 return ret
         return stock(self, slices, _semantic=_semantic)
@@ -716,4 +899,7 @@ PATCHES = (
           ("3.9",), _autotune_diverges, _apply_autotune_without_benchmark),
     Patch("index_rank0_tensor", "compat shim: t[None, :] on a 0-d tensor (accepted by the runner's Triton)",
           ("3.9",), _rank0_index_rejected, _apply_index_rank0_tensor),
+    # last: it snapshots triton.language with the shims above in place
+    Patch("compiled_frontend_check", "the interpreter runs kernels the compiled frontend rejects",
+          ("3.9",), _frontend_check_diverges, _apply_compiled_frontend_check),
 )
