@@ -39,6 +39,7 @@ Register counts from a clang that is not ROCm's may differ by a few from ROCm's 
     python -m fuzz.codegen.hip_gfx950                    # our fold: table, exit 1 on a problem or a regression
     python -m fuzz.codegen.hip_gfx950 --update-baseline  # after an intended change: rewrite hip_gfx950_baseline.json
     python -m fuzz.codegen.hip_gfx950 FILE.hip ...       # any HIP file: errors and resources
+    python -m fuzz.codegen.hip_gfx950 --which            # the compiler it would use, or why there is none
 """
 from __future__ import annotations
 
@@ -599,12 +600,15 @@ def main(argv=None) -> int:
     parser.add_argument("--update-baseline", action="store_true", help=f"rewrite {BASELINE_PATH.name} from this run")
     parser.add_argument("--no-cache", action="store_true", help="rebuild (cold timings)")
     parser.add_argument("--json", metavar="PATH", help="also write the results to PATH")
+    parser.add_argument("--which", action="store_true", help="only say which compiler would be used (exit 2: none)")
     args = parser.parse_args(argv)
     toolchain, reason = find_toolchain()
     if toolchain is None:
         print(f"cannot build HIP for {ARCH} here: {reason}")
         return 2
     print(f"compiler: {reason}")
+    if args.which:
+        return 0
     if args.files:
         results = [build(Source.from_file(f), include_dirs=[str(Path(f).resolve().parent)], use_cache=not args.no_cache)
                    for f in args.files]
