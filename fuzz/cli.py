@@ -1,11 +1,11 @@
 """``mxfp4-fuzz``: the suite's command line.
 
     mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto] [--report PATH]
-                     [--timeout SECONDS] [-- extra pytest arguments]
+                     [--timeout SECONDS] [--hard-cap SECONDS] [-- extra pytest arguments]
 
 runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
-code (0: every verdict passed). The verdict table, the failure cards and the report path are printed
-at the end.
+code (0: no verdict failed; a verdict NOT RUN because the tier was too slow is a skip, not a
+failure). The verdict table, the failure cards and the report path are printed at the end.
 """
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def pytest_arguments(args, extra: list) -> list:
         arguments += ["--profile", args.profile]
     if args.timeout:
         arguments += ["--submission-timeout", str(args.timeout)]
+    if args.hard_cap:
+        arguments += ["--submission-hard-cap", str(args.hard_cap)]
     return arguments + extra
 
 
@@ -42,7 +44,11 @@ def main(argv=None) -> int:
                        help="the real aiter package when importable (auto), or force real/emulated")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report")
     check.add_argument("--timeout", type=float, default=None,
-                       help="seconds one program of calls may run (default 60 on CPU, 300 on a GPU)")
+                       help="seconds one program of calls may go without progress before it counts as hung "
+                            "(default 60 on CPU, 300 on a GPU)")
+    check.add_argument("--hard-cap", type=float, default=None,
+                       help="seconds a program that keeps progressing may run in all; beyond it its verdict is "
+                            "NOT RUN (default 10 x the timeout on CPU; on a GPU the timeout is the cap)")
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []  # after --: for pytest (e.g. -k stale)
     args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])

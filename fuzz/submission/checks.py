@@ -1,9 +1,13 @@
 """The verdicts on a submission file: each ``check_*`` builds one program of calls, runs it in the
-worker and judges it, returning an ``Outcome`` (pass, fail with a card, inconclusive, or reported).
+worker and judges it, returning an ``Outcome`` (pass, fail with a card, inconclusive, reported, or
+not run).
 
 Each verdict blames only its own hazard, so a submission gets exactly the verdicts it deserves:
 
-- crashes and timeouts fail whichever verdict ran into them (the official harness would die too);
+- crashes and timeouts (hangs: no progress for the timeout) fail whichever verdict ran into them (the
+  official harness would die too); a program that kept progressing but is too slow for the tier
+  (Triton's interpreter: estimated beyond the hard cap) leaves its verdict not run, never failed, and
+  a slow one that answers is judged as usual, its summary saying it was slow;
 - a clean exception on an in-contract shape is the contract verdict's to report; the other verdicts
   call that example inconclusive (Hypothesis draws another);
 - stale state is judged differentially: the output after a history of calls must equal, bit for bit,
@@ -45,7 +49,7 @@ def last_trace(result) -> list:
 @dataclass
 class Outcome:
     verdict: str
-    status: str  # pass | fail | inconclusive | reported
+    status: str  # pass | fail | inconclusive | reported | not_run (too slow for the tier: says nothing)
     summary: str
     card: FailureCard | None = None
     program: list = field(default_factory=list)  # the program in words
@@ -53,7 +57,7 @@ class Outcome:
 
     def render(self) -> str:
         if self.card is None:
-            return f"{self.status.upper()} {self.verdict}: {self.summary}"
+            return f"{self.status.upper().replace('_', ' ')} {self.verdict}: {self.summary}"
         return self.card.render()
 
     def to_json(self) -> dict:
@@ -133,7 +137,10 @@ class Context:
                 result=None) -> Outcome:
         """An Outcome; a failing one gets a card for ``case`` with ``lines``, the program, and for a
         crash or a timeout the last lines the submission printed."""
-        tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind != "ok" else ""
+        tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind not in ("ok", "too_slow") else ""
+        slow = getattr(self, "last_result", None)
+        if slow is not None and slow.slow_note():
+            summary = f"{summary}; {slow.slow_note()}"
         card = None
         if status == "fail":
             why = list(lines) + [f"program {line}" for line in program.numbered()]
@@ -146,12 +153,16 @@ class Context:
         return Outcome(verdict, status, summary, card, program.numbered(), tail)
 
     def death(self, verdict: str, program: Program, result, case: Case) -> Outcome:
+        """A crash or a hang fails the verdict; a too-slow run leaves it not run."""
         running = program.line_of(result.step)
         step_case = case
         if result.step is not None and 0 <= result.step < len(program.steps):
             slot = program.steps[result.step].get("slot")
             step_case = program.case_of.get(slot, case) if slot else case
         summary = result.describe_death() + (f" during {running}" if running else "")
+        if result.kind == "too_slow":
+            where = "CPU" if self.tier == "cpu" else f"the {self.tier} tier"
+            return self.outcome(verdict, "not_run", f"not reached on {where}: {summary}", program, result=result)
         return self.outcome(verdict, "fail", summary, program, step_case, result=result)
 
     # -- judging one output ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 TEST_MODULE = "test_submission.py"
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
-DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds per program; a GPU's first call compiles
+DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU's first call compiles
 NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
 
@@ -32,6 +32,7 @@ class VerdictRecord:
     inconclusive: int = 0
     failing: object = None  # the last failing Outcome: after shrinking, Hypothesis replays the minimal one last
     reported: object = None  # a reported (documented) difference
+    not_run: object = None  # the Outcome that left the verdict not run (too slow for the tier)
     passing: object = None  # the last passing Outcome, for its summary
     outcome: str = ""  # pytest's: passed | failed | skipped | error
     seconds: float = 0.0
@@ -39,7 +40,8 @@ class VerdictRecord:
 
     def add(self, outcome) -> None:
         self.examples += 1
-        slot = {"fail": "failing", "reported": "reported", "pass": "passing", "inconclusive": None}[outcome.status]
+        slot = {"fail": "failing", "reported": "reported", "pass": "passing", "not_run": "not_run",
+                "inconclusive": None}[outcome.status]
         if slot is None:
             self.inconclusive += 1
         else:
@@ -47,6 +49,8 @@ class VerdictRecord:
 
     @property
     def status(self) -> str:
+        if self.outcome == "skipped" and self.not_run is not None:
+            return "NOT RUN"
         if self.outcome == "passed":
             return "REPORTED" if self.reported is not None else "PASS"
         return {"failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}.get(self.outcome, self.outcome.upper())
@@ -56,6 +60,9 @@ class VerdictRecord:
             return self.failing.summary
         if self.error:
             return self.error
+        if self.outcome == "skipped" and self.not_run is not None:
+            passed = self.examples - self.inconclusive - 1
+            return self.not_run.summary + (f" (after {passed} passing examples)" if passed > 0 else "")
         latest = self.reported or self.passing
         if latest is None:
             return ""
@@ -71,6 +78,7 @@ class VerdictRecord:
             "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
             "reported": None if self.reported is None else self.reported.to_json(),
+            "not_run": None if self.not_run is None else self.not_run.to_json(),
         }
 
 
@@ -90,11 +98,14 @@ class SubmissionSession:
         return self.records.setdefault(verdict, VerdictRecord(verdict))
 
     def settle(self, outcome) -> None:
-        """Record a check's outcome; raise its card when it failed; reject an inconclusive example."""
+        """Record a check's outcome; raise its card when it failed; reject an inconclusive example; skip
+        the test (NOT RUN, with the reason) when the tier was too slow to run it."""
         __tracebackhide__ = True  # pytest shows the card, not this frame
         self.record(outcome.verdict).add(outcome)
         if outcome.status == "fail":
             raise SubmissionFailure(outcome.render())
+        if outcome.status == "not_run":
+            pytest.skip(outcome.render())
         if outcome.status == "inconclusive":
             from hypothesis import reject
 
@@ -125,6 +136,10 @@ class SubmissionSession:
                 "programs_run": self.runner.run_count,
                 "worker_restarts": self.runner.restarts,
                 "timeouts": self.runner.hangs,
+                "slow_programs": self.runner.slow_runs,
+                "too_slow_programs": self.runner.too_slow,
+                "timeout_seconds": self.runner.timeout,
+                "hard_cap_seconds": self.runner.hard_cap,
             },
         }
 
@@ -135,9 +150,15 @@ def pytest_addoption(parser):
                     help="fuzz this popcorn submission file (custom_kernel(data)) in a worker subprocess")
     group.addoption("--submission-report", metavar="PATH", default=DEFAULT_REPORT,
                     help=f"where to write the submission's JSON report (default {DEFAULT_REPORT})")
+    group.addoption("--strict-resources", action="store_true", default=False,
+                    help="builds_gfx950: fail (not just report) a HIP kernel that spills registers or uses scratch")
     group.addoption("--submission-timeout", metavar="SECONDS", type=float, default=None,
-                    help="how long one program of calls may run before the worker is killed "
-                         "(default 60 on the CPU tier, 300 on a GPU)")
+                    help="how long one program of calls may go without progress before the worker is "
+                         "killed as hung (default 60 on the CPU tier, 300 on a GPU)")
+    group.addoption("--submission-hard-cap", metavar="SECONDS", type=float, default=None,
+                    help="how long a program that keeps progressing (Triton programs interpreted, launches) "
+                         "may run in all; beyond it, or estimated beyond it, its verdict is NOT RUN "
+                         "(default 10 x the timeout where Triton interprets; on a GPU the timeout is the cap)")
 
 
 def pytest_configure(config):
@@ -157,7 +178,8 @@ def _start(config) -> SubmissionSession:
     timeout = config.getoption("--submission-timeout") or DEFAULT_TIMEOUT["cpu" if tier == "cpu" else "gpu"]
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
-    session = SubmissionSession(path, SubmissionRunner(path, aiter=aiter, timeout=timeout), tier)
+    runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
+    session = SubmissionSession(path, runner, tier)
     config.stash[_SESSION] = session
     return session
 
@@ -214,8 +236,11 @@ class SubmissionReporter:
         load = found.runner.load_report
         aiter = load.aiter_detail if load is not None and load.ok else "-"
         write(f"submission  {found.path}")
-        write(f"tier {found.tier}, {aiter}; {found.runner.run_count} programs, "
-              f"{found.runner.restarts} worker restarts, {time.perf_counter() - found.started:.1f} s")
+        runner = found.runner
+        slow = (f", {runner.slow_runs} slow (over the {runner.timeout:g} s timeout, progressing)" if runner.slow_runs
+                else "") + (f", {runner.too_slow} too slow (NOT RUN)" if runner.too_slow else "")
+        write(f"tier {found.tier}, {aiter}; {runner.run_count} programs{slow}, "
+              f"{runner.restarts} worker restarts, {time.perf_counter() - found.started:.1f} s")
         width = max([len(v) for v in found.records] + [8])
         for record in found.records.values():
             line = record.line().splitlines()[0] if record.line() else ""

@@ -2,10 +2,12 @@
 
 ``SubmissionRunner(path).run(steps)`` sends a program (build inputs, call, write new values in place,
 free, ...) to a warm worker and returns a ``RunResult``: kind "ok" with one record per step, or
-"crash" (the process died: signal or exit code) or "timeout" (killed after ``timeout`` seconds), with
-the last lines the submission printed. After a crash, a timeout or a GPU fault the next run gets a new
-worker. The submission's stdout and stderr are kept in capped buffers (the last ``output_cap`` bytes
-of each), so a file that prints megabytes floods neither the terminal nor memory.
+"crash" (the process died: signal or exit code), "timeout" (hung: no progress for ``timeout``
+seconds) or "too_slow" (still progressing, but past ``hard_cap`` or estimated beyond it), with the
+last lines the submission printed. ``patience.py`` states the rule. After a crash, a timeout, a
+too-slow run or a GPU fault the next run gets a new worker. The submission's stdout and stderr are
+kept in capped buffers (the last ``output_cap`` bytes of each), so a file that prints megabytes floods
+neither the terminal nor memory.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from pathlib import Path
 
 import torch
 
+from fuzz.submission.patience import Patience
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding fuzz/ and reference/
 TASK_FALLBACK = PACKAGE_ROOT / "fuzz" / "examples" / "task.py"
 OUTPUT_CAP = 64 * 1024
@@ -31,7 +35,10 @@ TAIL_LINES = 20
 START_TIMEOUT = 300.0  # importing torch, triton and aiter; real aiter may JIT-build on import
 AFTER_HANG_FLOOR = 10.0  # once something hung, later runs get max(this, 3 x the slowest good run)
 KILL_GRACE = 5.0
-OWN_FRAMES = (str(Path(__file__).with_name("worker.py")), "<frozen runpy>", "Extension modules:", "/threading.py")
+SLOW_FACTOR = 10.0  # where Triton interprets, the default hard cap is this many timeouts
+REPORT_EVERY = 1.0  # seconds between the worker's progress reports while it progresses (less for short timeouts)
+OWN_FRAMES = (str(Path(__file__).with_name("worker.py")), str(Path(__file__).with_name("progress.py")),
+              "<frozen runpy>", "Extension modules:", "/threading.py")
 THREAD_HEADER = "(most recent call first):"
 
 
@@ -58,7 +65,7 @@ class CappedBuffer:
 
 @dataclass
 class RunResult:
-    kind: str  # ok | crash | timeout
+    kind: str  # ok | crash | timeout | too_slow
     records: list = field(default_factory=list)
     seconds: float = 0.0
     stdout: str = ""
@@ -68,7 +75,9 @@ class RunResult:
     exit_code: int | None = None
     signal_name: str | None = None
     timeout: float | None = None
+    hard_cap: float | None = None
     step: int | None = None  # the step that was running when the worker died (index into the caller's steps)
+    progress: dict = field(default_factory=dict)  # Patience.summary, or the worker's last counters for "ok"
 
     def calls(self) -> list:
         return [r for r in self.records if r["do"] == "call"]
@@ -89,10 +98,37 @@ class RunResult:
 
     def describe_death(self) -> str:
         if self.kind == "timeout":
-            return f"timeout: no answer within {self.timeout:.0f} s, worker killed"
+            if not self.hard_cap or self.hard_cap <= self.timeout:  # no slow rule: the fixed timeout
+                return f"timeout: no answer within {self.timeout:g} s, worker killed"
+            return f"timeout: no progress for {self.timeout:g} s (hung, not slow), worker killed{self._work()}"
+        if self.kind == "too_slow":
+            estimate = self.progress.get("estimate")
+            why = (f"estimated at least {estimate:.0f} s" if estimate is not None and estimate > self.hard_cap
+                   else f"still running at the hard cap of {self.hard_cap:g} s")
+            p = self.progress
+            launch = (f"; {p['grid_done']} of {p['grid']} programs of {p['kernel']} done" if p.get("grid") else "")
+            return (f"too slow ({why}, hard cap {self.hard_cap:g} s): {p.get('programs', 0)} interpreted "
+                    f"Triton programs in {self.seconds:.0f} s, {p.get('rate', 0.0):.0f} programs/s{launch}; "
+                    "worker killed")
         if self.signal_name:
             return f"crash: worker killed by {self.signal_name}"
         return f"crash: worker exited with code {self.exit_code} in the middle of the program"
+
+    def _work(self) -> str:
+        p = self.progress
+        if not p.get("programs") and not p.get("launches"):
+            return ""
+        return (f" (before that: {p.get('programs', 0)} interpreted Triton programs in {p.get('launches', 0)} "
+                f"launches, the last of {p.get('kernel') or '?'})")
+
+    def slow_note(self) -> str:
+        """For a run that answered after its timeout: it was slow, not hung. Empty otherwise."""
+        if self.kind != "ok" or self.timeout is None or self.seconds <= self.timeout:
+            return ""
+        p = self.progress
+        return (f"slow: {self.seconds:.0f} s, over the {self.timeout:g} s timeout but never that long without "
+                f"progress; {p.get('programs', 0)} interpreted Triton programs in {p.get('launches', 0)} launches, "
+                f"{p.get('rate', 0.0):.0f} programs/s")
 
 
 @dataclass
@@ -138,7 +174,9 @@ def _kill_if_running(process: subprocess.Popen) -> None:
 class Worker:
     """One worker process and its pipes."""
 
-    def __init__(self, output_cap: int):
+    COMMAND = (sys.executable, "-m", "fuzz.submission.worker")
+
+    def __init__(self, output_cap: int, command=COMMAND):
         self.stdout, self.stderr = CappedBuffer(output_cap), CappedBuffer(output_cap)
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
@@ -147,8 +185,7 @@ class Worker:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fuzz.submission.worker", "--request-fd", str(request_r),
-             "--response-fd", str(response_w)],
+            [*command, "--request-fd", str(request_r), "--response-fd", str(response_w)],
             pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
             cwd=PACKAGE_ROOT, env=env, start_new_session=True,  # its own group: a timeout kills its children too
         )
@@ -158,10 +195,10 @@ class Worker:
         self.streams = {out_r: self.stdout, err_r: self.stderr}
         self.pending = b""
 
-    def request(self, message: dict, timeout: float) -> RunResult | dict:
+    def request(self, message: dict, timeout: float, hard_cap: float | None = None) -> RunResult | dict:
         """The worker's answer, or a RunResult saying how it died (its records empty)."""
         self.send(message)
-        return self.receive(timeout)
+        return self.receive(timeout, hard_cap)
 
     def send(self, message: dict) -> None:
         self.marks = (self.stdout.total, self.stderr.total)
@@ -171,10 +208,11 @@ class Worker:
         except BrokenPipeError:
             pass  # it died already: receive() reads the EOF and says how
 
-    def receive(self, timeout: float) -> RunResult | dict:
+    def receive(self, timeout: float, hard_cap: float | None = None) -> RunResult | dict:
+        """The answer, or the death: killed when ``Patience`` says hung or too slow (no slow rule
+        unless ``hard_cap`` > ``timeout``)."""
         marks, start = self.marks, self.sent
-        deadline = start + timeout
-        step = None
+        patience = Patience(timeout, hard_cap or timeout, start)
         while True:
             while b"\n" in self.pending:
                 line, self.pending = self.pending.split(b"\n", 1)
@@ -183,16 +221,17 @@ class Worker:
                     self._drain(0.0)  # the worker flushed before answering: its prints are in the pipes now
                     answer["_output"] = self._output(marks)
                     return answer
-                step = answer["progress"]
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return self._death("timeout", marks, start, timeout, step)
-            ready, _, _ = select.select([self.response_r, *self.streams], [], [], left)
+                patience.observe(answer, time.perf_counter())
+            now = time.perf_counter()
+            kind = patience.verdict(now)
+            if kind is not None:
+                return self._death(kind, marks, patience, now)
+            ready, _, _ = select.select([self.response_r, *self.streams], [], [], patience.wait(now))
             for fd in ready:
                 if fd == self.response_r:
                     chunk = os.read(fd, 1 << 16)
                     if not chunk:
-                        return self._death("crash", marks, start, timeout, step)
+                        return self._death("crash", marks, patience, time.perf_counter())
                     self.pending += chunk
                 else:
                     self._pump(fd)
@@ -221,12 +260,13 @@ class Worker:
         written = self.stdout.total - marks[0] + self.stderr.total - marks[1]
         return {"stdout": stdout, "stderr": stderr, "output_bytes": written, "output_dropped": out_dropped + err_dropped}
 
-    def _death(self, kind: str, marks, start: float, timeout: float, step: int | None) -> RunResult:
+    def _death(self, kind: str, marks, patience: Patience, now: float) -> RunResult:
+        progress = patience.summary(now)
         self.kill()
         self._drain(KILL_GRACE)
         code = self.process.returncode
-        result = RunResult(kind, seconds=time.perf_counter() - start, timeout=timeout, step=step,
-                           **self._output(marks))
+        result = RunResult(kind, seconds=now - patience.start, timeout=patience.timeout, hard_cap=patience.hard_cap,
+                           step=patience.step, progress=progress, **self._output(marks))
         if kind == "crash":
             if code is not None and code < 0:
                 result.signal_name = signal.Signals(-code).name
@@ -255,23 +295,36 @@ class Worker:
                 pass
 
 
+def _rated(counters: dict) -> dict:
+    """The worker's final counters with the run's rate in programs/s."""
+    seconds = counters.get("seconds", 0.0)
+    return {**counters, "rate": counters.get("programs", 0) / seconds if seconds > 0 else 0.0}
+
+
 class SubmissionRunner:
-    """Runs programs on one submission file; restarts its worker after a crash, a timeout or a GPU fault."""
+    """Runs programs on one submission file; restarts its worker after a crash, a timeout, a too-slow
+    run or a GPU fault. ``timeout``: seconds a program may go without progress; ``hard_cap``: seconds a
+    program that keeps progressing may run in all (default ``SLOW_FACTOR`` x timeout where Triton
+    interprets, else the timeout itself: no slow rule)."""
 
     def __init__(self, path, aiter: str = "auto", device: str | None = None, timeout: float = 60.0,
-                 output_cap: int = OUTPUT_CAP):
+                 output_cap: int = OUTPUT_CAP, hard_cap: float | None = None):
         from kernels.platform import detect
 
         self.path = str(Path(path).resolve())
         self.aiter_mode = aiter
         self.device = device or detect().device
         self.timeout = timeout
+        self.hard_cap = hard_cap if hard_cap is not None else (
+            SLOW_FACTOR * timeout if detect().interpreter else timeout)
         self.output_cap = output_cap
         self.worker: Worker | None = None
         self.standby: Worker | None = None  # started after a death, so the next run need not wait for imports
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0
+        self.too_slow = 0  # programs killed as too slow (their verdicts not run)
+        self.slow_runs = 0  # programs that answered after the timeout, progressing all along
         self.restarts = 0
         self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0
@@ -351,22 +404,27 @@ class SubmissionRunner:
             if not restarted.ok:
                 raise RuntimeError(f"the submission no longer loads: {restarted.describe_error()}")
         timeout = timeout if timeout is not None else self.current_timeout()
+        hard_cap = max(self.hard_cap, timeout) if self.hard_cap > self.timeout else timeout
         self.run_count += 1
         out_dir = os.path.join(self.temp.name, f"run{self.run_count}")
         os.makedirs(out_dir)
         answer = self.worker.request(
             {"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
-             "hang_dump_after": max(1.0, timeout - 2.0)}, timeout)
+             "hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)},
+            timeout, hard_cap)
         if isinstance(answer, RunResult):
             self._replace_dead_worker()
             self.hangs += answer.kind == "timeout"
+            self.too_slow += answer.kind == "too_slow"
             if answer.step is not None:
                 answer.step -= 1  # our leading reload is step 0 of the worker's program
             self.deaths[key] = answer
             return answer
         if "internal" in answer:
             raise RuntimeError(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
-        result = RunResult("ok", answer["records"][1:], answer["seconds"], **answer["_output"])
+        result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
+                           progress=_rated(answer.get("counters", {})), **answer["_output"])
+        self.slow_runs += bool(result.slow_note())
         reload_error = answer["records"][0].get("error")
         if reload_error:
             raise RuntimeError(f"the submission no longer loads: {reload_error['type']}: {reload_error['message']}")

@@ -1,8 +1,10 @@
 """The worker process: loads one submission file the way the official harness does and runs programs
 of calls on it. Started by ``runner.Worker``; never imported by the parent.
 
-Protocol: one JSON object per line on two inherited pipe fds (requests in, responses out). Tensors
-go back as ``torch.save`` files in the request's ``out_dir``; nothing else is pickled. fds 1 and 2
+Protocol: one JSON object per line on two inherited pipe fds (requests in, responses out). While a
+program runs, progress reports (objects with a "progress" key: the step, Triton launches and
+interpreted program instances, see ``progress.py``) precede its answer. Tensors go back as
+``torch.save`` files in the request's ``out_dir``; nothing else is pickled. fds 1 and 2
 (the submission's prints, faulthandler dumps) are pipes the parent reads into capped buffers.
 
 The submission is executed afresh (a new module object from the file) at the start of every program,
@@ -29,6 +31,7 @@ import torch
 
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.strategies import Case
+from fuzz.submission import progress
 from fuzz.trace import trace_calls
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
@@ -188,8 +191,9 @@ def synchronize(device: str) -> None:
 
 
 class Session:
-    def __init__(self, path: str, device: str, progress):
-        self.path, self.device, self.progress = path, device, progress
+    def __init__(self, path: str, device: str):
+        self.path, self.device = path, device
+        self.progress = lambda index: None  # told each step's index as it begins
         self.module = None
         self.pool = BlockPool(device)
 
@@ -241,6 +245,8 @@ class Session:
     def call(self, step, record, data, outputs, out_dir) -> None:
         before = storage_snapshot(data)
         synchronize(self.device)
+        counters = progress.COUNTERS
+        programs, launches = counters.programs, counters.launches
         start = time.perf_counter()
         try:
             with trace_calls() as trace:  # which aiter functions and Triton kernels this call ran
@@ -252,6 +258,8 @@ class Session:
         finally:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
         record["seconds"] = time.perf_counter() - start
+        record["programs"] = counters.programs - programs  # interpreted Triton program instances
+        record["launches"] = counters.launches - launches
         record["input_device"] = str(data[0].device)
         record["mutated"] = mutations(data, before)
         record["type"] = f"{type(y).__module__}.{type(y).__qualname__}"
@@ -279,7 +287,9 @@ class Session:
 # Main loop
 
 
-def handle(session_holder: dict, request: dict, send) -> dict:
+def handle(session_holder: dict, request: dict, report) -> dict:
+    """One request -> its answer; ``report`` writes a progress report without flushing the submission's
+    output (it may be called from a thread the submission started)."""
     op = request["op"]
     if op == "load":
         from reference.emulation.select import use_aiter
@@ -290,7 +300,7 @@ def handle(session_holder: dict, request: dict, send) -> dict:
         except RuntimeError as error:  # --aiter real where aiter does not import
             return {"ok": False, "error": {"stage": "aiter", "type": type(error).__name__, "message": str(error)}}
         prepare_imports(path, request["task_fallback"])
-        session = Session(path, request["device"], lambda index: send({"progress": index}))
+        session = Session(path, request["device"])
         start = time.perf_counter()
         try:
             module = execute_submission(path)
@@ -308,15 +318,37 @@ def handle(session_holder: dict, request: dict, send) -> dict:
         }
     if op == "run":
         session = session_holder["session"]
-        if request.get("hang_dump_after"):
-            faulthandler.dump_traceback_later(request["hang_dump_after"], exit=False)
+        dump_after = request.get("hang_dump_after")
+
+        def rearm_hang_dump() -> None:  # the stacks are dumped only after dump_after s without progress
+            if dump_after:
+                faulthandler.dump_traceback_later(dump_after, exit=False)
+
+        def report_progress(snapshot: dict) -> None:
+            report(snapshot)
+            rearm_hang_dump()
+
+        def step_begins(index: int) -> None:
+            flush_output()  # what the submission printed so far reaches the parent before the report
+            progress.COUNTERS.begin_step(index)
+
+        progress.COUNTERS.start_run(report_progress, request.get("report_every", 1.0))
+        session.progress = step_begins
+        rearm_hang_dump()
         start = time.perf_counter()
         try:
             records = session.run(request["steps"], request["out_dir"])
         finally:
+            progress.COUNTERS.stop_reports()
             faulthandler.cancel_dump_traceback_later()
-        return {"ok": True, "records": records, "seconds": time.perf_counter() - start}
+        return {"ok": True, "records": records, "seconds": time.perf_counter() - start,
+                "counters": progress.COUNTERS.snapshot()}
     raise ValueError(f"unknown op {op!r}")
+
+
+def flush_output() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
 
 
 def exit_when_orphaned(parent: int) -> None:
@@ -336,20 +368,23 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     faulthandler.enable(all_threads=True)  # a segfault leaves a Python stack in the captured stderr
     exit_when_orphaned(os.getppid())
+    progress.install()
     requests = os.fdopen(args.request_fd, "r", encoding="utf-8")
     responses = os.fdopen(args.response_fd, "w", encoding="utf-8")
 
-    def send(message: dict) -> None:
-        sys.stdout.flush()  # what the submission printed so far reaches the parent before this message
-        sys.stderr.flush()
+    def report(message: dict) -> None:
         responses.write(json.dumps(message) + "\n")
         responses.flush()
+
+    def send(message: dict) -> None:
+        flush_output()  # what the submission printed so far reaches the parent before this message
+        report(message)
 
     session_holder: dict = {}
     for line in requests:
         request = json.loads(line)
         try:
-            response = handle(session_holder, request, send)
+            response = handle(session_holder, request, report)
         except Exception:  # our own bug, not the submission's: say so plainly
             response = {"ok": False, "internal": traceback.format_exc()}
         send(response)

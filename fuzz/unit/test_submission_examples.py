@@ -26,6 +26,7 @@ VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutabil
 HIDDEN_FROM_OFFICIAL = ("stale_data_ptr_cache.py", "aliased_output.py", "graph_replay_reused_address.py",
                         "input_mutation.py", "wrong_tail.py", "hang.py")
 EXPECTED_FAILURES = {
+    "per_group_quant_slow.py": set(),  # first: its slow official check overlaps the other examples
     "correct_reference_style.py": set(),
     "stale_data_ptr_cache.py": {"stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck"},
     "aliased_output.py": {"aliasing"},
@@ -35,6 +36,9 @@ EXPECTED_FAILURES = {
     "wrong_tail.py": {"correctness", "contract_beyond"},
     "triton_plain_casts.py": set(),
 }
+# A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
+# along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.
+RUNNER_OPTIONS = {"per_group_quant_slow.py": dict(timeout=5, hard_cap=600)}
 
 
 def run_plan(ctx, m: int = 2) -> dict:
@@ -57,7 +61,7 @@ def run_plan(ctx, m: int = 2) -> dict:
 
 
 def table_for(name: str) -> dict:
-    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=60)
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", **RUNNER_OPTIONS.get(name, dict(timeout=60)))
     try:
         return run_plan(checks.Context(runner, "cpu"))
     finally:
@@ -106,13 +110,38 @@ def test_a_hang_is_a_timeout_and_the_worker_comes_back():
     try:
         ctx = checks.Context(runner, "cpu")
         hung = checks.check_contract(ctx, [Case(2, 64, 64), Case(1, 64, 64)])
-        assert hung.status == "fail" and hung.summary.startswith("timeout"), hung.summary
+        assert hung.status == "fail" and hung.summary.startswith("timeout: no progress for 4 s (hung, not slow)"), \
+            hung.summary
         assert "step 5" in hung.summary and "_wait_for_partials" in hung.output_tail  # the dump before the kill
         assert checks.check_immutability(ctx, Case(2, 64, 64)).status == "pass"  # a new worker took over
         assert checks.check_official(ctx).status == "pass"  # no official shape has M = 1
         assert runner.restarts == 1 and runner.hangs == 1
     finally:
         runner.close()
+
+
+def test_slow_is_not_hung_the_official_check_passes_and_says_it_was_slow(tables):
+    """One Triton program per (row, 32-group): about a minute of interpreted programs for the official
+    shapes on the CPU, progressing all along, so the worker is waited for past its timeout."""
+    official = tables["per_group_quant_slow.py"]["official"]
+    assert official.status == "pass", official.summary
+    assert "; slow: " in official.summary and "over the 5 s timeout" in official.summary, official.summary
+    assert "9728 interpreted Triton programs in 4 launches" in official.summary  # M * K / 32 over the 4 shapes
+
+
+def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path):
+    """Estimated beyond the hard cap: NOT RUN with the estimate, a pytest skip (exit code 0), never FAIL."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "per_group_quant_slow.py"), "--aiter",
+               "emulated", "--timeout", "2", "--hard-cap", "4", "--report", str(report), "--", "-k", "loads or official"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "official  NOT RUN   not reached on CPU: too slow (estimated at least" in done.stdout, done.stdout
+    data = json.loads(report.read_text())
+    official = next(v for v in data["verdicts"] if v["verdict"] == "official")
+    assert official["status"] == "NOT RUN" and official["failure"] is None, official
+    assert "hard cap 4 s" in official["not_run"]["summary"] and "_quantize_group done" in official["summary"]
+    assert data["timings"]["too_slow_programs"] == 1 and data["timings"]["timeouts"] == 0
 
 
 def test_the_cpu_tier_accepts_truncation_and_a_gpu_requires_rne(tmp_path):

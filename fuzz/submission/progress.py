@@ -1,0 +1,122 @@
+"""Progress of a program in the worker, so that the parent can tell a slow call from a hung one.
+
+Three counters move forward while a submission works: the step of the program (a call, a build...),
+the Triton launches, and, where Triton interprets, the program instances run: the interpreter loops
+over the grid and calls ``InterpreterBuilder.set_grid_idx`` before each instance. ``install()`` hooks
+those once in the worker (``GridExecutor.__call__`` and ``set_grid_dim`` for interpreted launches,
+``JITFunction.run`` for compiled ones).
+
+Reports go out from the thread that moved a counter, at most once per ``interval`` (and at once when a
+step begins), never from a timer thread: an interpreted kernel keeps the GIL so busy that a waiting
+thread can starve for a second or more (measured: a 50 ms ticker got 3 ticks in 2 s), and a report
+that is late would look like a stall. So no report means no progress.
+
+A call that hangs (a spin-wait in Python or inside one program instance, a deadlock, a blocked GPU)
+moves no counter. One program instance that runs longer than the timeout is a hang to this rule. A
+compiled GPU launch counts once, however long it runs: the parent keeps the fixed timeout there (see
+``patience.py``), so progress on a GPU only informs the report.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import time
+
+
+class Counters:
+    """What has been done since ``start_run()``, and the reporting of it."""
+
+    def __init__(self):
+        self.lock = threading.Lock()  # the submission may launch from threads of its own
+        self.start_run(lambda snapshot: None, interval=float("inf"))
+
+    def start_run(self, report, interval: float) -> None:
+        """Count from zero; ``report(snapshot)`` at most every ``interval`` s while counters move."""
+        self.started = self.sent_at = time.perf_counter()
+        self.report, self.interval = report, interval
+        self.step = 0
+        self.programs = 0  # interpreted Triton program instances begun
+        self.launches = 0  # Triton kernel launches (interpreted or compiled)
+        self.kernel = ""  # the kernel launched last
+        self.grid = None  # its number of program instances (interpreted launches only)
+        self.grid_done = 0  # of which begun
+        self.launch_started = self.started
+
+    def stop_reports(self) -> None:
+        with self.lock:
+            self.report = None
+
+    def begin_step(self, index: int) -> None:
+        self.step = index
+        self._send()
+
+    def launch(self, kernel: str) -> None:
+        self.launches += 1
+        self.kernel, self.grid, self.grid_done = kernel, None, 0
+        self.launch_started = time.perf_counter()
+        self.moved()
+
+    def program(self) -> None:
+        self.programs += 1
+        self.grid_done += 1
+        self.moved()
+
+    def moved(self) -> None:
+        if time.perf_counter() - self.sent_at >= self.interval:
+            self._send()
+
+    def _send(self) -> None:
+        with self.lock:
+            if self.report is not None:
+                self.sent_at = time.perf_counter()
+                self.report(self.snapshot())
+
+    def snapshot(self) -> dict:
+        now = time.perf_counter()
+        return {
+            "progress": self.step, "programs": self.programs, "launches": self.launches, "kernel": self.kernel,
+            "grid": self.grid, "grid_done": self.grid_done, "seconds": now - self.started,
+            "launch_seconds": now - self.launch_started,
+        }
+
+
+COUNTERS = Counters()
+_installed: list = []
+
+
+def install() -> None:
+    """Hook Triton's launch paths to count into COUNTERS (once per process; never removed: the worker
+    is ours). ``fuzz.trace`` wraps ``JITFunction.run`` above this and restores it after each call."""
+    if _installed:
+        return
+    from triton.runtime import interpreter
+    from triton.runtime.jit import JITFunction
+
+    builder, executor = interpreter.InterpreterBuilder, interpreter.GridExecutor
+    set_grid_dim, set_grid_idx, execute, run = (
+        builder.set_grid_dim, builder.set_grid_idx, executor.__call__, JITFunction.run)
+
+    @functools.wraps(execute)
+    def interpreted_launch(self, *args, **kwargs):
+        COUNTERS.launch(getattr(self.fn, "__name__", "?"))
+        return execute(self, *args, **kwargs)
+
+    @functools.wraps(set_grid_dim)
+    def grid_dim(self, nx, ny, nz):
+        COUNTERS.grid, COUNTERS.grid_done = nx * ny * nz, 0
+        return set_grid_dim(self, nx, ny, nz)
+
+    @functools.wraps(set_grid_idx)
+    def grid_idx(self, x, y, z):
+        COUNTERS.program()
+        return set_grid_idx(self, x, y, z)
+
+    @functools.wraps(run)
+    def compiled_launch(self, *args, grid, warmup, **kwargs):
+        if not warmup:
+            COUNTERS.launch(getattr(self.fn, "__name__", "?"))
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    executor.__call__, builder.set_grid_dim, builder.set_grid_idx = interpreted_launch, grid_dim, grid_idx
+    JITFunction.run = compiled_launch
+    _installed.append(True)
