@@ -94,6 +94,32 @@ def test_rtz_rounding_is_truncation_and_keeps_nan():
     assert torch.isnan(y[~finite]).all()
 
 
+@triton.jit
+def _exp2(x_ptr, y_ptr, N: tl.constexpr):
+    offsets = tl.arange(0, N)
+    tl.store(y_ptr + offsets, tl.exp2(tl.load(x_ptr + offsets)))
+
+
+def exp2_of_every_fp32_exponent():
+    """(x, tl.exp2(x), 2^x exactly) for every integer x from -160 to 130 (fp32 0, subnormals, normals, Inf)."""
+    x = torch.zeros(512)
+    x[:291] = torch.arange(-160, 131, dtype=torch.float32)
+    y = torch.empty_like(x)
+    _exp2[(1,)](x, y, 512)
+    return x[:291], y[:291], torch.ldexp(torch.ones(291, dtype=torch.float64), x[:291].long()).float()
+
+
+def test_exp2_of_an_integer_is_the_exact_power_of_two():
+    _, y, exact = exp2_of_every_fp32_exponent()
+    assert torch.equal(y, exact)
+
+
+def test_stock_exp2_of_127_is_one_ulp_high(stock):
+    x, y, exact = exp2_of_every_fp32_exponent()
+    wrong = x[y != exact].tolist()
+    assert wrong == [127.0] and y[x == 127].view(torch.int32).item() == 0x7F000001
+
+
 def test_fp64_and_int32_narrow_with_one_rounding():
     y, inputs, _ = run("fp64_to_bf16")
     x = inputs[0]

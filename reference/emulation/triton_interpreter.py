@@ -19,6 +19,11 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
   gives for + - * / sqrt (fp32 carries more than 2p+2 bits, so the double rounding is innocuous).
 - ``signed_zero_minmax``: ``tl.maximum(+0.0, -0.0)`` returned -0 (numpy's fmax keeps its first zero);
   compiled max returns +0 and min -0 (measured on the H200; LLVM's maxnum allows either).
+- ``exp2_of_integers``: ``tl.exp2(127.0)`` in fp32 was 2^127 plus one ulp (numpy's float32 exp2; every
+  other integer in [-149, 127] is exact); compiled exp2 of an integer is the exact power of two (H200,
+  -126..127; it flushes subnormal results, which the oracle and this patch keep), and aiter's quantizer
+  relies on it (``tl.exp2(-s)`` scales a group whose scale byte is 0 by 2^127). Now fp32 and fp64 exp2
+  of an integer-valued input is the exact power of two; other inputs are left to numpy.
 - ``elementwise_not``: Python ``not`` / ``and`` / ``or`` on a tensor are one truth value in the
   interpreter; the compiled frontend makes them elementwise (``__not__``, ``logical_and``/``_or``).
   Interpreted functions are rewritten so these call helpers that behave as compiled Triton does.
@@ -451,6 +456,38 @@ def _apply_signed_zero_minmax():
 
         undos.append(_swap(builder, name, op))
     return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
+# exp2_of_integers
+
+
+def _exp2_of_integers_diverges() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    result = b.create_exp2(_handle(np.array([127.0], dtype=np.float32), tl.float32))
+    return int(result.data.view(np.uint32)[0]) != 0x7F000000
+
+
+def _apply_exp2_of_integers():
+    builder = _builder()
+    stock = builder.create_exp2
+
+    def create_exp2(self, arg):
+        result = stock(self, arg)
+        data = arg.data
+        if data.dtype not in (np.float32, np.float64):  # bf16 (uint16 bits) is widened by bf16_arithmetic
+            return result
+        with np.errstate(all="ignore"):
+            whole = np.isfinite(data) & (data == np.floor(data))
+            if not np.any(whole):
+                return result
+            exponent = np.where(whole, np.clip(data, -2000, 2000), 0).astype(np.int32)
+            exact = np.ldexp(np.ones_like(data), exponent)  # 0 below the subnormals, Inf above the max
+        return _handle(np.where(whole, exact, result.data).astype(data.dtype), result.dtype)
+
+    return _swap(builder, "create_exp2", create_exp2)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -889,6 +926,9 @@ PATCHES = (
     # before bf16_arithmetic, whose widening wrapper then calls it on fp32
     Patch("signed_zero_minmax", "tl.maximum(+0, -0) is -0 (numpy); compiled max returns +0 and min -0",
           ("3.9",), _signed_zero_minmax_diverges, _apply_signed_zero_minmax),
+    # before bf16_arithmetic too, whose widening wrapper then calls it on fp32
+    Patch("exp2_of_integers", "tl.exp2(127.0) is 2^127 + 1 ulp (numpy's float32 exp2); compiled: exactly 2^127",
+          ("3.9",), _exp2_of_integers_diverges, _apply_exp2_of_integers),
     Patch("bf16_arithmetic", "bf16 arithmetic, comparisons, reductions and dot run numpy on the uint16 bits",
           ("3.9",), _bf16_arithmetic_diverges, _apply_bf16_arithmetic),
     Patch("elementwise_not", "Python not/and/or on a tensor give one truth value, not an elementwise result",
