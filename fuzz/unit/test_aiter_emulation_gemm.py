@@ -160,6 +160,27 @@ def test_gemm_a16wfp4_and_afp4wfp4_meet_the_bound():
     assert_within_bound(afp4wfp4.gemm_afp4wfp4(a_codes, b, a_scales, b_scales), exact, TRITON_ROUNDING)
 
 
+def test_every_tile_is_computed_with_grouped_and_xcd_remapped_programs():
+    # 3 x 6 output tiles: GROUP_SIZE_M = 2 leaves a shorter last group (aiter's pid_grid order there), and
+    # 18 programs are not a multiple of the 8 XCDs that _gemm_afp4wfp4_kernel remaps programs over.
+    m, n, k = 40, 192, 256
+    data = generate_input(m, n, k, seed=12, device=DEVICE)
+    exact = exact_gemm_from_inputs(data)
+    b, b_scales = unshuffled_b(data)
+    a_codes, a_scales = triton_quant.dynamic_mxfp4_quant(data[0])
+    config = {**SPLIT_CONFIG, "BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "GROUP_SIZE_M": 2, "NUM_KSPLIT": 1}
+    runs = {
+        "afp4wfp4": lambda y: afp4wfp4.gemm_afp4wfp4(a_codes, b, a_scales, b_scales, y=y, config=config),
+        "a16wfp4": lambda y: a16wfp4.gemm_a16wfp4(data[0], b, b_scales, y=y, config=config),
+        "a16wfp4_preshuffle": lambda y: a16wfp4.gemm_a16wfp4_preshuffle(data[0], *preshuffled_views(data), y=y,
+                                                                        config=config),
+    }
+    for name, run in runs.items():
+        y = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device=DEVICE)  # an unwritten tile stays NaN
+        assert run(y) is y, name
+        assert_within_bound(y, exact, TRITON_ROUNDING)
+
+
 def test_gemm_a16wfp4_atomic_add_accumulates_into_y():
     m, n, k = 3, 64, 256
     data = generate_input(m, n, k, seed=8, device=DEVICE)

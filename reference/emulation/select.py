@@ -21,7 +21,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import kernels  # noqa: F401  (fixes the Triton mode before any aiter kernel is decorated)
+from reference.emulation import triton_interpreter
+
+# the Triton mode (interpreter where no GPU is visible, patched) before any aiter kernel is decorated
+triton_interpreter.activate()
 
 EMULATION_ROOT = Path(__file__).resolve().parent / "aiter_emu"
 MODES = ("auto", "real", "emulated")

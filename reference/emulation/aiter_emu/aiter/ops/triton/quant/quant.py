@@ -1,6 +1,10 @@
 """aiter.ops.triton.quant.dynamic_mxfp4_quant (aiter_semantics.md section 1.1)."""
-import torch
-import triton
+from reference.emulation import triton_interpreter
+
+triton_interpreter.activate()  # before Triton is imported: it fixes interpreted vs compiled at decoration
+
+import torch  # noqa: E402
+import triton  # noqa: E402
 
 from .._triton_kernels.quant.quant import _dynamic_mxfp4_quant_kernel, _mxfp4_quant_op
 

@@ -2,11 +2,15 @@
 wrappers (and submissions) use (aiter_semantics.md section 4.3)."""
 from typing import Optional
 
-import torch
-import triton
+from reference.emulation import triton_interpreter
 
-from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import get_splitk as _search_splitk
-from ..._triton_kernels.gemm.basic.gemm_afp4wfp4 import (
+triton_interpreter.activate()  # before Triton is imported: it fixes interpreted vs compiled at decoration
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import get_splitk as _search_splitk  # noqa: E402
+from ..._triton_kernels.gemm.basic.gemm_afp4wfp4 import (  # noqa: E402
     _gemm_afp4wfp4_kernel,
     _gemm_afp4wfp4_reduce_kernel,
     _get_config,

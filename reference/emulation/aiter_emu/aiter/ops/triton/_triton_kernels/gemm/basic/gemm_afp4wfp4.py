@@ -1,19 +1,28 @@
-"""aiter's MXFP4 x MXFP4 GEMM kernel and the split-K reduce kernel (aiter_semantics.md section 4.4).
+"""aiter's MXFP4 x MXFP4 GEMM kernel and the split-K reduce kernel (``aiter/ops/triton/_triton_kernels/
+gemm/basic/gemm_afp4wfp4.py`` at bd02afb526; aiter_semantics.md section 4.4).
 
-Names, argument order and constexprs are aiter's (submissions launch ``_gemm_afp4wfp4_reduce_kernel``
-directly); the bodies are ours. aiter's XCD program remapping is not modelled: it permutes which program
-computes which tile, not what is computed.
+Written from aiter's semantics the way aiter writes them: names, argument order, constexprs and heuristics
+(submissions launch ``_gemm_afp4wfp4_reduce_kernel`` directly), the XCD program remapping, the reduce's
+masked load without ``other``. Independent of ``kernels/``.
+
+Not written: aiter's ``tl.assume`` hints, the kernels' ``repr``; aiter's preshuffled-weight variants.
 """
-import kernels  # noqa: F401  (first: picks interpreter mode before any @triton.jit)
+from reference.emulation import triton_interpreter
 
-import triton
-import triton.language as tl
+triton_interpreter.activate()  # before Triton is imported: it fixes interpreted vs compiled at decoration
 
-from ....utils.gemm_config_utils import get_gemm_config
-from .gemm_a16wfp4 import SCALE_GROUP, _even_k, _program_tile, _store_tile
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from ....utils._triton.pid_preprocessing import remap_xcd, split_k_tile  # noqa: E402
+from ....utils.gemm_config_utils import get_gemm_config  # noqa: E402
 
 
-@triton.heuristics({"EVEN_K": _even_k})
+@triton.heuristics({
+    "EVEN_K": lambda args: args["K"] % (args["BLOCK_SIZE_K"] // 2) == 0
+    and args["SPLITK_BLOCK_SIZE"] % args["BLOCK_SIZE_K"] == 0
+    and args["K"] % (args["SPLITK_BLOCK_SIZE"] // 2) == 0,
+})
 @triton.jit
 def _gemm_afp4wfp4_kernel(
     a_ptr, b_ptr, c_ptr, a_scales_ptr, b_scales_ptr,
@@ -26,17 +35,26 @@ def _gemm_afp4wfp4_kernel(
     matrix_instr_nonkdim: tl.constexpr, cache_modifier: tl.constexpr,
 ):
     """C[M, N] = A @ B: A packed e2m1 bytes [M, K/2] with scales [M, K/32], B packed [K/2, N] with scales
-    [N, K/32] (both unshuffled). K is in bytes. Split-K program pid_k stores its fp32 partial at slice pid_k."""
-    pid_m, pid_n, pid_k = _program_tile(M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M, NUM_KSPLIT)
+    [N, K/32] (both unshuffled). K is in bytes. Split-K program pid_k stores its partial at slice pid_k."""
+
+    GRID_MN = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    # Contiguous runs of programs per XCD die, then the split index fastest, then the output tile.
+    pid_unified = remap_xcd(tl.program_id(axis=0), GRID_MN * NUM_KSPLIT, NUM_XCDS=8)
+    pid_m, pid_n, pid_k = split_k_tile(pid_unified, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M, NUM_KSPLIT)
+
+    SCALE_GROUP_SIZE: tl.constexpr = 32
+
     if (pid_k * SPLITK_BLOCK_SIZE // 2) < K:
         num_k_iter = tl.cdiv(SPLITK_BLOCK_SIZE // 2, BLOCK_SIZE_K // 2)
+
+        # Both operands are read in packed bytes; rows of A and columns of B wrap (% M, % N).
         k_bytes = tl.arange(0, BLOCK_SIZE_K // 2)
         k_split = pid_k * (SPLITK_BLOCK_SIZE // 2) + k_bytes
         rows_a = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
         cols_b = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
         a_ptrs = a_ptr + rows_a[:, None] * stride_am + k_split[None, :] * stride_ak
         b_ptrs = b_ptr + k_split[:, None] * stride_bk + cols_b[None, :] * stride_bn
-        k_groups = pid_k * (SPLITK_BLOCK_SIZE // SCALE_GROUP) + tl.arange(0, BLOCK_SIZE_K // SCALE_GROUP)
+        k_groups = pid_k * (SPLITK_BLOCK_SIZE // SCALE_GROUP_SIZE) + tl.arange(0, BLOCK_SIZE_K // SCALE_GROUP_SIZE)
         a_scale_ptrs = a_scales_ptr + rows_a[:, None] * stride_asm + k_groups[None, :] * stride_ask
         b_scale_ptrs = b_scales_ptr + cols_b[:, None] * stride_bsn + k_groups[None, :] * stride_bsk
 
@@ -54,10 +72,14 @@ def _gemm_afp4wfp4_kernel(
             accumulator = tl.dot_scaled(a, a_scales, "e2m1", b, b_scales, "e2m1", accumulator)
             a_ptrs += (BLOCK_SIZE_K // 2) * stride_ak
             b_ptrs += (BLOCK_SIZE_K // 2) * stride_bk
-            a_scale_ptrs += (BLOCK_SIZE_K // SCALE_GROUP) * stride_ask
-            b_scale_ptrs += (BLOCK_SIZE_K // SCALE_GROUP) * stride_bsk
-        _store_tile(c_ptr, accumulator, pid_m, pid_n, pid_k, M, N, stride_ck, stride_cm, stride_cn,
-                    BLOCK_SIZE_M, BLOCK_SIZE_N, False)
+            a_scale_ptrs += (BLOCK_SIZE_K // SCALE_GROUP_SIZE) * stride_ask
+            b_scale_ptrs += (BLOCK_SIZE_K // SCALE_GROUP_SIZE) * stride_bsk
+
+        c = accumulator.to(c_ptr.type.element_ty)
+        rows_c = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+        cols_c = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
+        c_ptrs = c_ptr + stride_cm * rows_c[:, None] + stride_cn * cols_c[None, :] + pid_k * stride_ck
+        tl.store(c_ptrs, c, mask=(rows_c[:, None] < M) & (cols_c[None, :] < N))
 
 
 @triton.heuristics({})  # aiter wraps it too (for kernel naming); submissions may rely on .values existing
@@ -68,10 +90,10 @@ def _gemm_afp4wfp4_reduce_kernel(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, ACTUAL_KSPLIT: tl.constexpr,
     MAX_KSPLIT: tl.constexpr,
 ):
-    """c_out[m, n] = sum over the first ACTUAL_KSPLIT slices of c_in[:, m, n], in fp32, one conversion.
+    """c_out[m, n] = sum over the first ACTUAL_KSPLIT slices of c_in[:, m, n], one conversion at the end.
 
-    MAX_KSPLIT is the padded power of two that tl.arange needs. Rows and columns wrap (% M, % N), so the
-    unmasked store rewrites in-range elements with the same values and never touches padding.
+    MAX_KSPLIT is the power of two that tl.arange needs. Rows and columns wrap (% M, % N), so the unmasked
+    store rewrites in-range elements with the same values and never touches padding.
     """
     rows = (tl.program_id(axis=0) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
     cols = (tl.program_id(axis=1) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
@@ -81,7 +103,7 @@ def _gemm_afp4wfp4_reduce_kernel(
     if ACTUAL_KSPLIT == MAX_KSPLIT:
         partials = tl.load(c_in_ptrs)
     else:
-        # aiter leaves the masked-off slices undefined (no `other`); the interpreter reads zeros.
+        # no `other`, as in aiter: the padded slices are undefined lanes (zeros in the interpreter)
         partials = tl.load(c_in_ptrs, mask=splits[:, None, None] < ACTUAL_KSPLIT)
     c = tl.sum(partials, axis=0).to(c_out_ptr.type.element_ty)
     tl.store(c_out_ptr + rows[:, None] * stride_c_out_m + cols[None, :] * stride_c_out_n, c)

@@ -1,0 +1,249 @@
+"""Imports point one way: the oracle <- the platform emulation <- our kernels <- the suite.
+
+| layer    | files                          | may import of ours                                        |
+|----------|--------------------------------|-----------------------------------------------------------|
+| oracle   | ``reference/*.py``             | the oracle only; no Triton either (pure PyTorch)          |
+| platform | ``reference/emulation/**``     | the oracle's helpers and the platform; never ``kernels``  |
+| kernels  | ``kernels/**``                 | the oracle, the platform, aiter; never ``fuzz``           |
+| suite    | ``fuzz/**``                    | everything                                                |
+
+A subject and its judge must not share code: if the emulated aiter imported ``kernels``, a bug in our
+quantizer would also change the aiter that a user's submission is judged against. Read from the source
+(AST), so nothing is imported: ``import x``, ``from x import y`` (``y`` may be a module), relative imports
+resolved against the file's package, and ``importlib.import_module("x")`` / ``__import__("x")`` with a
+literal name, at any depth (inside functions too).
+
+One more rule keeps the platform from needing ``kernels`` for the Triton mode: a platform module that
+imports Triton at module level calls ``triton_interpreter.activate()`` first (Triton fixes interpreted or
+compiled when it is imported and when a kernel is decorated).
+"""
+import ast
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from fuzz.mutants import MUTANTS, mutated_repo
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# layer -> prefixes of our dotted module names it must not import ("kernels" also forbids "kernels.x")
+FORBIDDEN = {
+    "oracle": ("reference.emulation", "kernels", "fuzz", "aiter", "triton"),
+    "platform": ("kernels", "fuzz"),
+    "kernels": ("fuzz",),
+    "suite": (),
+}
+
+
+def layer_of(relative: pathlib.PurePosixPath) -> str | None:
+    parts = relative.parts
+    if parts[0] == "reference":
+        return "platform" if len(parts) > 2 and parts[1] == "emulation" else "oracle"
+    return {"kernels": "kernels", "fuzz": "suite"}.get(parts[0])
+
+
+def _module_name(relative: pathlib.PurePosixPath) -> list[str]:
+    parts = list(relative.with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _resolve(relative: pathlib.PurePosixPath, node: ast.ImportFrom) -> str:
+    """The absolute dotted name a ``from`` import names (relative ones resolved from the repo root)."""
+    if not node.level:
+        return node.module or ""
+    package = _module_name(relative)
+    if relative.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imported_names(relative: pathlib.PurePosixPath, source: str):
+    """(line, dotted name) for every import in ``source``; ``from m import a`` yields m and m.a."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = _resolve(relative, node)
+            yield node.lineno, module
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__"):
+                yield node.lineno, node.args[0].value
+
+
+def _names_prefix(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _activation_before_triton(tree: ast.Module) -> bool:
+    """At module level, ``...activate()`` comes before the first ``import triton...``/``from triton...``
+    (or there is no module-level Triton import)."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            func = statement.value.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "activate":
+                return True
+        names = ([a.name for a in statement.names] if isinstance(statement, ast.Import)
+                 else [statement.module or ""] if isinstance(statement, ast.ImportFrom) and not statement.level
+                 else [])
+        if any(_names_prefix(n, "triton") for n in names):
+            return False
+    return True
+
+
+def layering_violations(root: pathlib.Path) -> list[str]:
+    """Every import under ``root`` that points the wrong way, as ``path:line: layer imports name``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = pathlib.PurePosixPath(path.relative_to(root).as_posix())
+        layer = layer_of(relative)
+        if layer is None:
+            continue
+        source = path.read_text()
+        reported = set()  # (line, forbidden prefix): `from kernels.x import a, b` is one violation
+        for line, name in imported_names(relative, source):
+            bad = [p for p in FORBIDDEN[layer] if _names_prefix(name, p)]
+            if bad and (line, bad[0]) not in reported:
+                reported.add((line, bad[0]))
+                found.append(f"{relative}:{line}: {layer} module imports {name} (the {layer} layer must not "
+                             f"import {bad[0]})")
+        if layer == "platform" and not _activation_before_triton(ast.parse(source)):
+            found.append(f"{relative}: imports Triton before calling triton_interpreter.activate() (the Triton "
+                         "mode must be fixed by the platform itself, not by importing kernels)")
+    return found
+
+
+def test_imports_point_one_way_oracle_platform_kernels_suite():
+    assert layering_violations(REPO) == []
+
+
+def test_the_checker_reads_this_repository():
+    # guards against a checker that passes because it finds nothing
+    emulation = REPO / "reference/emulation/aiter_emu/aiter/ops/triton/_triton_kernels/quant/quant.py"
+    relative = pathlib.PurePosixPath(emulation.relative_to(REPO).as_posix())
+    names = {name for _, name in imported_names(relative, emulation.read_text())}
+    assert layer_of(relative) == "platform"
+    assert "reference.emulation.triton_interpreter" in names and "triton.language" in names
+    kernel_module = REPO / "kernels/fused.py"
+    assert any(_names_prefix(n, "reference") for _, n in imported_names(
+        pathlib.PurePosixPath("kernels/fused.py"), kernel_module.read_text()))
+
+
+def write_tree(root: pathlib.Path, files: dict) -> pathlib.Path:
+    for relative, source in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source))
+    return root
+
+
+CLEAN_TREE = {
+    "reference/__init__.py": "from reference.quant import quantize_mxfp4\n",
+    "reference/quant.py": "import torch\n",
+    "reference/emulation/__init__.py": "",
+    "reference/emulation/triton_interpreter.py": "def activate():\n    return True\n",
+    "reference/emulation/aiter_emu/aiter/ops/quant.py": """\
+        from reference.emulation import triton_interpreter
+
+        triton_interpreter.activate()
+
+        import triton
+        from reference.e2m1 import decode_e2m1
+        from ..utility import dtypes
+    """,
+    "kernels/fused.py": "import aiter\nfrom reference.emulation import gfx950_asm\nfrom reference import quantize_mxfp4\n",
+    "fuzz/test_x.py": "import kernels\nimport aiter\nfrom reference.emulation import select\n",
+}
+
+BACK_IMPORTS = {
+    "emulation imports kernels": ("reference/emulation/aiter_emu/aiter/ops/triton/quant.py", "import kernels\n"),
+    "emulation imports a kernels block": (
+        "reference/emulation/aiter_emu/aiter/ops/triton/quant.py",
+        "from kernels.triton_blocks import mxfp4_quant_portable\n"),
+    "emulation imports kernels inside a function": (
+        "reference/emulation/select.py", "def f():\n    from kernels import platform\n"),
+    "emulation imports kernels by name": (
+        "reference/emulation/select.py", "import importlib\nimportlib.import_module('kernels.fused')\n"),
+    "emulation imports the suite": ("reference/emulation/cuda_on_cpu.py", "from fuzz import oracle\n"),
+    "oracle imports the emulation": ("reference/gemm.py", "from reference import emulation\n"),
+    "oracle imports the emulation relatively": ("reference/gemm.py", "from .emulation import select\n"),
+    "oracle imports triton": ("reference/e2m1.py", "import triton.language as tl\n"),
+    "oracle imports kernels": ("reference/layouts.py", "from kernels.triton_blocks import unshuffle_b_tile\n"),
+    "kernels import the suite": ("kernels/dispatch.py", "from fuzz.oracle import check\n"),
+    "emulation imports triton before activating": (
+        "reference/emulation/aiter_emu/aiter/ops/triton/gemm.py",
+        "import triton\nfrom reference.emulation import triton_interpreter\ntriton_interpreter.activate()\n"),
+}
+
+
+def test_a_clean_tree_has_no_violations(tmp_path):
+    assert layering_violations(write_tree(tmp_path, CLEAN_TREE)) == []
+
+
+@pytest.mark.parametrize("case", BACK_IMPORTS, ids=list(BACK_IMPORTS))
+def test_a_back_import_is_caught(tmp_path, case):
+    relative, source = BACK_IMPORTS[case]
+    violations = layering_violations(write_tree(tmp_path, {**CLEAN_TREE, relative: source}))
+    assert len(violations) >= 1 and all(v.startswith(relative) for v in violations), violations
+
+
+# Run in a copy of the repository with a mutant of kernels/ applied: the emulated aiter's quantizer stays
+# bit-exact with the oracle, imports nothing of kernels/, and the mutant is live in kernels/ all the while.
+MUTANT_PROBE = """
+import importlib, inspect, sys
+import numpy as np, torch
+from reference import quantize_mxfp4
+from reference.emulation.select import load_emulation
+
+load_emulation("aiter_emulated")
+quant = importlib.import_module("aiter_emulated.ops.triton.quant")
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+# e2m1 ties and their bf16 neighbours at several scales (amax 4 * 2^s fixes the scale at s), plus amaxes
+# across the mantissa range that decides between the even and floor scale rules
+ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]
+rows = []
+for s in (0, -3, 5, -120, 120, -125, -127):  # small ties are bf16 subnormals; -127: scale byte 0
+    group = np.array([4.0, 6.0, 0.0, -0.0] + ties + [-t for t in ties] + ties + [0.5] * 7, dtype=np.float32)
+    rows.append(group * np.float32(2.0 ** s))
+for m in (1.0, 1.25, 1.5, 1.7, 1.74, 1.75, 1.8, 1.9, 1.99):
+    rows.append(np.linspace(-m, m, 32, dtype=np.float32) * np.float32(8.0))
+x = torch.tensor(np.stack(rows)).to(torch.bfloat16).reshape(8, 64)  # 16 groups
+
+def emulated_matches_oracle():
+    codes, scales = quant.dynamic_mxfp4_quant(x.to(device))
+    want_codes, want_scales = quantize_mxfp4(x)
+    return torch.equal(codes.cpu(), want_codes) and torch.equal(scales.cpu().contiguous(), want_scales)
+
+assert emulated_matches_oracle(), "emulated quantizer differs from the oracle"
+loaded = [m for m in sys.modules if m == "kernels" or m.startswith("kernels.")]
+assert not loaded, f"the emulation imported {loaded}"
+
+import kernels.triton_blocks
+assert sys.argv[1] in inspect.getsource(kernels.triton_blocks), "kernels/ is not the mutated copy"
+if device == "cpu":  # the interpreter: show the mutant changes what our quantizer computes
+    from fuzz.unit.test_triton_blocks import quantize_with_block
+    ours = quantize_with_block(x, gfx950=False)
+    want = quantize_mxfp4(x)
+    assert not (torch.equal(ours[0], want[0]) and torch.equal(ours[1], want[1])), "the mutant is not live"
+assert emulated_matches_oracle(), "emulated quantizer differs from the oracle with kernels/ loaded"
+print("independent")
+"""
+
+
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS if m.name in ("ties_up", "floor_scale")],
+                         ids=lambda m: m.name)
+def test_a_mutant_of_our_quantizer_leaves_the_emulated_aiter_exact(mutant, tmp_path):
+    root = mutated_repo(mutant, tmp_path)
+    run = subprocess.run([sys.executable, "-c", MUTANT_PROBE, mutant.new], cwd=root, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and "independent" in run.stdout, run.stdout[-2000:] + run.stderr[-4000:]
