@@ -18,6 +18,13 @@ from reference.gemm import ExactProduct, acceptable_range, accumulation_bound
 EMULATION_NAME = "aiter_emulated"
 
 
+def pytest_addoption(parser):
+    parser.getgroup("mxfp4-fuzz", "MXFP4 GEMM fuzzing").addoption(
+        "--aiter-source", metavar="PATH", default=None,
+        help="an aiter checkout (e.g. at bd02afb526): -m conformance also runs its Triton kernels in this "
+             "tier's Triton and compares the emulated kernels with them bit for bit (fuzz/conformance)")
+
+
 @pytest.fixture(scope="session")
 def aiter_info(pytestconfig) -> AiterInfo:
     return use_aiter(pytestconfig.getoption("--aiter"))
