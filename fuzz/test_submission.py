@@ -7,12 +7,13 @@ other. Shapes stay small on the CPU tier (the Triton interpreter is slow).
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzz.attribution import explain
 from fuzz.strategies import MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes
-from fuzz.submission import checks
+from fuzz.submission import checks, hip_builds
 from kernels.platform import detect
 
 CAPS = dict(max_m=16, max_n=128, max_k=512) if detect().tier == "cpu" else dict(max_m=256, max_n=1024, max_k=4096)
@@ -95,4 +96,17 @@ def test_stale_recheck(submission, case):
 @given(case=IN_CONTRACT)
 def test_determinism(submission, case):
     submission.settle(checks.check_determinism(submission.context(), case))
+
+
+def test_builds_gfx950(submission, request):
+    """The HIP/CUDA sources the file builds at runtime (load_inline, load, hipcc), recorded where there is
+    no ROCm, built for gfx950: compile errors at the file's own lines, each kernel's registers, spills,
+    scratch and occupancy, and which path served the calls here. A spill is reported, not failed, unless
+    --strict-resources. Skips when the file builds no HIP or no compiler is here (the reason says which)."""
+    strict = request.config.getoption("--strict-resources")
+    outcome, why, report = hip_builds.check_builds_gfx950(submission.context(), strict=strict)
+    submission.hip_builds = report
+    if outcome is None:
+        pytest.skip(why)
+    submission.settle(outcome)
 

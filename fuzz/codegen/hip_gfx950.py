@@ -320,6 +320,11 @@ class Kernel:
     lds: int | None  # bytes per workgroup (static)
 
     @property
+    def short(self) -> str:
+        """``fold_vector_kernel<14>(float const*, ...)`` -> ``fold_vector_kernel<14>`` (a baseline's key)."""
+        return self.name.split("(")[0].removeprefix("void ")
+
+    @property
     def total_vgpr(self) -> int | None:
         """The register file a wave holds: on gfx90a and later, AGPRs after the VGPRs rounded up to 4."""
         if self.vgpr is None or self.agpr is None:
@@ -339,24 +344,24 @@ class Kernel:
 
     def describe(self) -> str:
         s = self.summary()
-        text = (f"{self.name}: {s['vgpr']} VGPRs, {s['agpr']} AGPRs, {s['sgpr']} SGPRs, occupancy {s['occupancy']} "
+        text = (f"{self.short}: {s['vgpr']} VGPRs, {s['agpr']} AGPRs, {s['sgpr']} SGPRs, occupancy {s['occupancy']} "
                 f"waves/SIMD, LDS {s['lds']} B, scratch {s['scratch']} B/lane, spills {s['vgpr_spill']} VGPRs "
                 f"{s['sgpr_spill']} SGPRs")
         return text + (", dynamic stack" if self.dynamic_stack else "")
 
     def findings(self) -> list:
         """What costs performance or was not resolved (empty: nothing)."""
-        found = []
+        found, name = [], self.short
         if not self.resolved:
-            found.append(f"{self.name}: resources not resolved by the compiler (calls an external function?)")
+            found.append(f"{name}: resources not resolved by the compiler (calls an external function?)")
         if self.vgpr_spill:
-            found.append(f"{self.name}: spills {self.vgpr_spill} VGPRs to scratch memory")
+            found.append(f"{name}: spills {self.vgpr_spill} VGPRs to scratch memory")
         if self.sgpr_spill:
-            found.append(f"{self.name}: spills {self.sgpr_spill} SGPRs (to VGPR lanes)")
+            found.append(f"{name}: spills {self.sgpr_spill} SGPRs (to VGPR lanes)")
         if self.scratch:
-            found.append(f"{self.name}: uses {self.scratch} bytes of scratch per lane")
+            found.append(f"{name}: uses {self.scratch} bytes of scratch per lane")
         if self.dynamic_stack:
-            found.append(f"{self.name}: dynamic stack (recursion, an indirect call or a variable-size alloca)")
+            found.append(f"{name}: dynamic stack (recursion, an indirect call or a variable-size alloca)")
         return found
 
 
@@ -417,11 +422,21 @@ def parse_remarks(output: str, source: Source | None = None) -> list:
     kernels = []
     for r in raw:
         own = source is not None and os.path.basename(r["file"]) == source.name
+        line = _name_line(source.text.splitlines(), names[r["symbol"]], r["line"]) if own else None
         kernels.append(Kernel(
-            name=names[r["symbol"]], symbol=r["symbol"], line=r["line"] if own else None,
-            origin_line=source.origin_line(r["line"]) if own else None,
+            name=names[r["symbol"]], symbol=r["symbol"], line=line, origin_line=source.origin_line(line) if own else None,
             **{field: r.get(field) for field in REMARK_FIELDS.values()}))
     return kernels
+
+
+def _name_line(lines: list, name: str, line: int) -> int:
+    """The line naming the kernel: the remark points at its body's opening line, which may be a few
+    lines below the name when the parameters wrap."""
+    base = re.sub(r"<.*", "", name.split("(")[0]).split("::")[-1].split(" ")[-1]
+    for at in range(min(line, len(lines)), max(0, line - 20), -1):
+        if re.search(rf"\b{re.escape(base)}\s*[(<]", lines[at - 1]):
+            return at
+    return line
 
 
 def parse_errors(output: str, source: Source | None = None) -> list:
@@ -541,11 +556,6 @@ def fold_instantiations(text: str) -> set:
     return {"fold_scalar_kernel"} | {f"fold_vector_kernel<{s}>" for s in counts}
 
 
-def short_name(kernel: Kernel) -> str:
-    """``fold_vector_kernel<14>(float const*, ...)`` -> ``fold_vector_kernel<14>``: the baseline's key."""
-    return kernel.name.split("(")[0].replace("void ", "")
-
-
 def problems(result: BuildResult) -> list:
     """What is wrong with a build of the fold regardless of any baseline (empty: all good). Spills, scratch,
     a dynamic stack and unresolved figures fail; SGPR spills are judged against the baseline only, as in
@@ -553,14 +563,14 @@ def problems(result: BuildResult) -> list:
     if not result.ok:
         return [f"does not build for {ARCH}: {e.describe()}" for e in result.errors]
     found = [f for k in result.kernels for f in k.findings() if "SGPRs (to VGPR lanes)" not in f]
-    missing = fold_instantiations(result.source.text) - {short_name(k) for k in result.kernels}
+    missing = fold_instantiations(result.source.text) - {k.short for k in result.kernels}
     found += [f"no kernel {name} in the code object" for name in sorted(missing)]
     return found
 
 
 def summaries(result: BuildResult) -> list:
     """The fold's kernels as results ``gfx950.compare`` reads: {"key", "summary"}."""
-    return [{"key": short_name(k), "summary": k.summary()} for k in result.kernels]
+    return [{"key": k.short, "summary": k.summary()} for k in result.kernels]
 
 
 def compare(result: BuildResult, baseline: dict) -> gfx950.Comparison:
@@ -588,7 +598,7 @@ def format_table(result: BuildResult) -> str:
              f"{'scratch':>7} {'vspill':>6} {'sspill':>6}"]
     for k in result.kernels:
         s = k.summary()
-        lines.append(f"{short_name(k):<28} {k.origin_line or '-':>5} {s['vgpr']:>4} {s['agpr']:>4} {s['total_vgpr']:>4} "
+        lines.append(f"{k.short:<28} {k.origin_line or '-':>5} {s['vgpr']:>4} {s['agpr']:>4} {s['total_vgpr']:>4} "
                      f"{s['sgpr']:>4} {s['occupancy']:>3} {s['lds']:>6} {s['scratch']:>7} {s['vgpr_spill']:>6} "
                      f"{s['sgpr_spill']:>6}")
     return "\n".join(lines)

@@ -35,7 +35,7 @@ def variant(old: str, new: str) -> hip_gfx950.Source:
 def test_fold_builds_every_launchable_kernel_without_spills(fold):
     assert fold.ok, fold.first_error()
     assert hip_gfx950.problems(fold) == []
-    names = {hip_gfx950.short_name(k) for k in fold.kernels}
+    names = {k.short for k in fold.kernels}
     assert names == hip_gfx950.fold_instantiations(fold.source.text)
     assert {"fold_scalar_kernel", "fold_vector_kernel<0>", "fold_vector_kernel<14>"} <= names
     assert all(k.resolved and k.origin_line for k in fold.kernels)
@@ -67,7 +67,7 @@ def test_a_fold_that_demands_eight_waves_spills_and_is_reported(fold, toolchain)
                         "__attribute__((amdgpu_waves_per_eu(8, 8))) __global__ void fold_vector_kernel(")
     result = hip_gfx950.build_fold(demanding)
     assert result.ok, result.first_error()
-    spilling = {hip_gfx950.short_name(k) for k in result.kernels if k.vgpr_spill}
+    spilling = {k.short for k in result.kernels if k.vgpr_spill}
     assert {"fold_vector_kernel<8>", "fold_vector_kernel<14>"} <= spilling
     assert any("spills" in p and "VGPRs to scratch" in p for p in hip_gfx950.problems(result))
     assert any("scratch per lane" in p for p in hip_gfx950.problems(result))

@@ -129,6 +129,7 @@ class SubmissionSession:
             "load_error": None if load is None or load.ok else load.describe_error(),
             "documents_nondeterminism": None if load is None else load.nondeterministic,
             "verdicts": [r.to_json() for r in self.records.values()],
+            "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
                 "worker_start_seconds": None if load is None else round(load.worker_start_seconds, 3),
@@ -251,4 +252,11 @@ class SubmissionReporter:
                     write("")
                     for line in record.failing.render().splitlines():
                         write(line)
+        for build in getattr(found, "hip_builds", []):  # builds_gfx950's figures (the table shows one line)
+            write(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
+            for kernel in build["kernels"]:
+                write(f"              {kernel['name'].split('(')[0]} line {kernel['line']}: {kernel['vgpr']} VGPRs, "
+                      f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "
+                      f"LDS {kernel['lds']} B, scratch {kernel['scratch']} B/lane, spills {kernel['vgpr_spill']} "
+                      f"VGPRs {kernel['sgpr_spill']} SGPRs")
         write(f"report      {self.report_path.resolve()}")

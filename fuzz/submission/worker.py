@@ -257,6 +257,7 @@ class Session:
             return
         finally:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
+            record.update(recorded_hip_builds())
         record["seconds"] = time.perf_counter() - start
         record["programs"] = counters.programs - programs  # interpreted Triton program instances
         record["launches"] = counters.launches - launches
@@ -283,6 +284,18 @@ class Session:
         outputs[name] = (y, snapshot)
 
 
+def recorded_hip_builds() -> dict:
+    """{"hip_builds": [attempt, ...]}: the HIP/CUDA builds no_rocm stopped since the last call (this
+    program's reload of the file included), where it is installed (no GPU); {} elsewhere."""
+    from reference.emulation import no_rocm
+
+    if not no_rocm.installed():
+        return {}
+    builds = [a.to_json() for a in no_rocm.attempts()]
+    no_rocm.reset_attempts()
+    return {"hip_builds": builds}
+
+
 # ---------------------------------------------------------------------------------------------------
 # Main loop
 
@@ -300,6 +313,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
         except RuntimeError as error:  # --aiter real where aiter does not import
             return {"ok": False, "error": {"stage": "aiter", "type": type(error).__name__, "message": str(error)}}
         prepare_imports(path, request["task_fallback"])
+        if request["device"] == "cpu":  # no GPU: HIP/CUDA built at runtime fails as without ROCm, and is recorded
+            from reference.emulation import no_rocm
+
+            no_rocm.install()
         session = Session(path, request["device"])
         start = time.perf_counter()
         try:

@@ -14,17 +14,19 @@ fails), so that the file's own fallback is what gets fuzzed.
 - ``subprocess`` calls whose program is a HIP compiler (``hipcc``, ``amdclang++``, ``hipconfig``, or a
   clang given ``--offload-arch``/``-x hip``) raise ``FileNotFoundError`` as a missing executable does,
   even where a clang exists here (it could build for gfx950, but nothing here could run it);
-- every attempt is recorded (``attempts()``: API, where in the file, the sources) so the report can say
-  the file's HIP path did not run here and which path served instead.
+- every attempt is recorded (``attempts()``: API, where in the file, the sources and the build options)
+  so the report can say the file's HIP path did not run here and which path served instead, and so that
+  ``fuzz.submission.hip_builds`` can build the same sources for gfx950 (``Attempt.to_json()``).
 """
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 GPU_SOURCE_SUFFIXES = (".cu", ".cuh", ".hip")
+RECORDED_OPTIONS = ("extra_cflags", "extra_cuda_cflags", "extra_include_paths", "no_implicit_headers")
 HIP_COMPILERS = ("hipcc", "amdclang", "amdclang++", "hipconfig", "hipcc.pl", "hipcc.bin")
 
 
@@ -39,13 +41,21 @@ class Attempt:
     name: str = ""
     sources: dict = field(default_factory=dict)  # file name -> text (what a gfx950 build check compiles)
     command: list = field(default_factory=list)
+    options: dict = field(default_factory=dict)  # the build options of RECORDED_OPTIONS given; "paths": name -> path
 
     def describe(self) -> str:
         what = self.name or " ".join(self.command[:3])
         return f"{self.api}({what}) at {self.where}: no ROCm on this machine, the call raised as it would here"
 
+    def to_json(self) -> dict:
+        return asdict(self)
+
 
 _state = {"installed": False, "undo": [], "attempts": []}
+
+
+def installed() -> bool:
+    return _state["installed"]
 
 
 def attempts() -> list:
@@ -80,6 +90,11 @@ def _as_list(value) -> list:
     return [value] if isinstance(value, str) else list(value)
 
 
+def _options(kwargs: dict) -> dict:
+    return {k: (kwargs[k] if isinstance(kwargs[k], bool) else [str(v) for v in _as_list(kwargs[k])])
+            for k in RECORDED_OPTIONS if kwargs.get(k) is not None}
+
+
 def _is_hip_command(args) -> bool:
     argv = [args] if isinstance(args, str) else list(args or [])
     if not argv:
@@ -105,7 +120,7 @@ def install() -> bool:
         cuda = _as_list(cuda_sources) + _as_list(kwargs.get("sycl_sources"))
         if cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"):
             sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), f"{name}.cu": "\n".join(cuda)}
-            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources))
+            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
             raise RocmUnavailable(f"load_inline({name!r}) builds HIP/CUDA sources: no ROCm on this machine "
                                   "(CPU tier); on the runner hipcc builds it")
         return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)
@@ -113,8 +128,9 @@ def install() -> bool:
     def load(name, sources, *args, **kwargs):
         files = _as_list(sources)
         if any(str(s).endswith(GPU_SOURCE_SUFFIXES) for s in files) or kwargs.get("extra_cuda_cflags"):
-            _state["attempts"].append(Attempt("load", _caller(), name, {os.path.basename(str(s)): _read(str(s))
-                                                                         for s in files}))
+            paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
+            _state["attempts"].append(Attempt("load", _caller(), name, {n: _read(p) for n, p in paths.items()},
+                                              options={**_options(kwargs), "paths": paths}))
             raise RocmUnavailable(f"load({name!r}) builds HIP/CUDA sources: no ROCm on this machine (CPU tier)")
         return stock_load(name, sources, *args, **kwargs)
 
@@ -126,8 +142,11 @@ def install() -> bool:
     def popen_init(self, args, *rest, **kwargs):
         if _is_hip_command(args):
             argv = args.split() if isinstance(args, str) else [str(a) for a in args]
-            sources = {os.path.basename(a): _read(a) for a in argv if a.endswith(GPU_SOURCE_SUFFIXES + (".cpp",))}
-            _state["attempts"].append(Attempt("subprocess", _caller(), command=argv, sources=sources))
+            files = [a for a in argv if a.endswith(GPU_SOURCE_SUFFIXES + (".cpp",))]
+            paths = {os.path.basename(a): os.path.abspath(os.path.join(kwargs.get("cwd") or "", a)) for a in files}
+            sources = {n: _read(p) for n, p in paths.items()}
+            _state["attempts"].append(Attempt("subprocess", _caller(), command=argv, sources=sources,
+                                              options={"paths": paths}))
             raise FileNotFoundError(2, "No such file or directory (no ROCm on this machine: CPU tier)",
                                     os.path.basename(argv[0]))
         stock_init(self, args, *rest, **kwargs)

@@ -1,0 +1,285 @@
+"""The ``builds_gfx950`` verdict: the HIP/CUDA sources a submission builds at runtime, built for gfx950 on
+a machine without an AMD GPU.
+
+On the CPU tier the worker's ``reference.emulation.no_rocm`` makes ``load_inline``/``load``/``hipcc`` fail
+as they fail on any machine without ROCm, so the file's own fallback serves every call, and it records
+each attempt with its sources and options. Here each recorded build is made again, as the runner would
+make it, with ``fuzz.codegen.hip_gfx950`` (device code only):
+
+- ``load_inline``: torch's three implicit headers, then ``cuda_sources``, hipified by torch's own hipify
+  (as torch does on ROCm), with the flags torch passes hipcc there (``-DWITH_HIP``, its HIP defines,
+  ``-std=c++20``, its include directories), then the file's ``extra_cflags`` and ``extra_cuda_cflags``
+  (less ``--offload-arch``: the target is gfx950; less link flags) and ``extra_include_paths``;
+- ``load``: each ``.cu``/``.cuh``/``.hip`` source the same way, its lines its file's own;
+- ``hipcc`` (or a clang given ``--offload-arch``/``-x hip``) through ``subprocess``: each source of the
+  command with the command's compile flags (``-I -D -U -O -std -f -m -include``).
+
+Line numbers: an error or a kernel in text that came from a Python string is mapped back through the
+hipify rewrite and the implicit headers to the string's lines, and those are found in the submission
+file (``hip_gfx950.line_map``), so the verdict names the file's own line.
+
+Judgement: a compile error fails; a kernel that spills registers or uses scratch is a finding, reported
+(REPORTED, not failed) unless ``--strict-resources``; otherwise the verdict passes with every kernel's
+figures. A source that needs a ROCm-PyTorch header this machine lacks is reported as not checkable. The
+summary also says which path served the calls here (the fallback: Triton kernels, aiter calls, or plain
+PyTorch), read from the call's path trace. What it cannot say: whether the HIP path computes the right
+numbers on an MI355X (it never runs here), or how fast it is.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import torch
+
+from fuzz.codegen import hip_gfx950
+from fuzz.strategies import Case
+
+VERDICT = "builds_gfx950"
+PROBE_CASE = Case(2, 64, 128, seed=21)  # one call: a build made lazily, inside custom_kernel, is recorded too
+IMPLICIT_HEADERS = ("#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>")  # load_inline's
+GPU_SUFFIXES = (".cu", ".cuh", ".hip")
+KEPT_FLAG_PREFIXES = ("-I", "-D", "-U", "-O", "-std=", "-f", "-m", "-include", "-isystem", "-W", "-w", "-g")
+DROPPED_FLAG_PREFIXES = ("--offload-arch", "--amdgpu-target", "-arch", "--gpu-architecture", "-l", "-L", "-Wl,",
+                         "-shared", "-fPIC", "-o", "-c")
+ROCM_TORCH_HEADERS = ("ATen/hip/", "c10/hip/", "ATen/cuda/", "c10/cuda/", "hipblas", "rocblas", "hipblaslt", "miopen",
+                      "rccl", "hipcub", "rocprim", "rocwmma", "ck/", "ck_tile/")
+
+
+@dataclasses.dataclass
+class Planned:
+    """One build to make: what the runner would compile, and for whom."""
+
+    label: str  # "load_inline('name') at file:line"
+    source: hip_gfx950.Source
+    flags: list
+    include_dirs: list
+    key_extra: str = ""
+
+
+# --------------------------------------------------------------------------------------------------
+# From a recorded attempt to the builds the runner would make
+
+
+def _compile_flags(flags, base: str | None = None) -> list:
+    """The compile flags of a command line (``-I dir`` and ``-Idir`` alike), link and arch flags dropped;
+    relative include directories made absolute from ``base`` (the directory the command ran in)."""
+    def where(path: str) -> str:
+        return str(Path(base, path)) if base and not os.path.isabs(path) else path
+
+    kept, args = [], [str(a) for a in flags]
+    while args:
+        flag = args.pop(0)
+        if flag in ("-I", "-D", "-U", "-include", "-isystem", "-x") and args:
+            value = args.pop(0)
+            if flag != "-x":  # we compile as HIP
+                kept += [flag, where(value) if flag in ("-I", "-isystem") else value]
+        elif flag.startswith("-I"):
+            kept.append("-I" + where(flag[2:]))
+        elif flag.startswith(KEPT_FLAG_PREFIXES) and not flag.startswith(DROPPED_FLAG_PREFIXES):
+            kept.append(flag)
+    return kept
+
+
+def _hipify(text: str, name: str) -> tuple:
+    """(hipified text, {hipified line: original line}) by torch's own hipify, as torch runs it for an
+    extension on ROCm; the text unchanged where torch's hipify cannot be imported."""
+    try:
+        from torch.utils.hipify import hipify_python
+    except ImportError:
+        return text, None
+    with tempfile.TemporaryDirectory(prefix="mxfp4-hipify-") as tmp:
+        path = Path(tmp) / name
+        path.write_text(text)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # a success line
+            done = hipify_python.hipify(project_directory=tmp, output_directory=tmp, extra_files=[str(path)],
+                                        is_pytorch_extension=True, hipify_extra_files_only=True,
+                                        show_detailed=False, show_progress=False)
+        out = done.get(str(path))
+        hipified = Path(out.hipified_path).read_text() if out is not None and out.hipified_path else text
+    return hipified, hip_gfx950.line_map(text.splitlines(), hipified.splitlines())
+
+
+def _torch_build_flags(name: str, options: dict) -> tuple:
+    """(flags, include dirs) torch passes hipcc for an extension on ROCm (torch/utils/cpp_extension.py,
+    _write_ninja_file_to_build_library), with the file's own extra flags."""
+    from torch.utils import cpp_extension
+
+    toolchain, _ = hip_gfx950.find_toolchain()
+    system = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
+    flags = ["-DWITH_HIP", f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    flags += [f for d in system for f in ("-isystem", d)]
+    flags += _compile_flags(options.get("extra_cflags") or [])
+    flags += [f for f in getattr(cpp_extension, "COMMON_HIP_FLAGS", []) + getattr(cpp_extension, "COMMON_HIPCC_FLAGS", [])
+              if f != "-fPIC"]
+    flags += ["-std=c++20", *_compile_flags(options.get("extra_cuda_cflags") or [])]
+    flags += [*(toolchain.torch_flags if toolchain else ()), "-idirafter", str(hip_gfx950.ROCM_TORCH_STANDINS)]
+    return flags, [str(p) for p in options.get("extra_include_paths") or []]
+
+
+def _compose(first: dict | None, second: dict) -> dict:
+    """{line: line} maps chained: compiled -> first's target -> second's target."""
+    if first is None:
+        return second
+    return {a: second[b] for a, b in first.items() if b in second}
+
+
+def _in_file(text: str, submission: str, shift: int = 0) -> dict:
+    """{line of ``text`` + shift: line of the submission file} for the lines of ``text`` found there."""
+    try:
+        file_lines = Path(submission).read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    return {line + shift: at for line, at in hip_gfx950.line_map(file_lines, text.splitlines()).items()}
+
+
+def _torch_extension(label: str, name: str, text: str, options: dict, origin: str, lines_of_text: dict,
+                     implicit: bool) -> Planned:
+    prelude = list(IMPLICIT_HEADERS) if implicit else []
+    full = "\n".join(prelude + [text])
+    hipified, hip_map = _hipify(full, f"{name}.cu")
+    lines = _compose(hip_map, lines_of_text) if hip_map is not None else lines_of_text
+    flags, includes = _torch_build_flags(name, options)
+    if os.path.isabs(origin):  # load(): the file's own directory, for its relative includes (we build a copy)
+        includes.append(str(Path(origin).parent))
+    note = (f"{len(prelude)} implicit header lines, " if prelude else "") + \
+        ("hipified by torch's hipify" if hip_map is not None else "not hipified (torch's hipify is not importable)")
+    source = hip_gfx950.Source(f"{name}.hip", hipified, origin, lines, note)
+    return Planned(label, source, flags, includes, key_extra=f"torch {torch.__version__}")
+
+
+def plan(attempt: dict, submission: str) -> list:
+    """The builds the runner would make for one recorded attempt (``no_rocm.Attempt.to_json()``)."""
+    api, name, options = attempt["api"], attempt.get("name") or "extension", attempt.get("options") or {}
+    where = attempt.get("where", "?")
+    if api == "load_inline":
+        text = attempt["sources"].get(f"{name}.cu", "")
+        label = f"load_inline({name!r}) at line {where.rsplit(':', 1)[-1]}"
+        implicit = not options.get("no_implicit_headers", False)
+        shift = len(IMPLICIT_HEADERS) if implicit else 0
+        origin = Path(submission).name  # cards and reports are about this file: its name is enough
+        return [_torch_extension(label, name, text, options, origin, _in_file(text, submission, shift), implicit)]
+    paths = options.get("paths") or {}
+    planned = []
+    for file, text in attempt["sources"].items():
+        if not file.endswith(GPU_SUFFIXES + ((".cpp",) if api == "subprocess" else ())):
+            continue
+        origin = paths.get(file, file)
+        if api == "load":
+            label = f"load({name!r}) of {file} at line {where.rsplit(':', 1)[-1]}"
+            stem = Path(file).stem
+            identity = {i: i for i in range(1, text.count("\n") + 2)}
+            planned.append(_torch_extension(label, stem, text, options, origin, identity, implicit=False))
+        else:
+            command = attempt.get("command") or []
+            label = f"{os.path.basename(command[0]) if command else 'hipcc'} {file} at line {where.rsplit(':', 1)[-1]}"
+            includes = [str(Path(origin).resolve().parent)] if os.path.isabs(str(origin)) or os.path.exists(origin) else []
+            flags = _compile_flags(command[1:], base=str(Path(submission).parent))
+            planned.append(Planned(label, hip_gfx950.Source(Path(file).name, text, origin), flags, includes))
+    return planned
+
+
+def distinct(attempts: list) -> list:
+    """Each attempt once (the worker re-executes the file for every program, so the same build recurs)."""
+    seen, kept = set(), []
+    for a in attempts:
+        key = hashlib.sha256(json.dumps([a.get("api"), a.get("name"), a.get("sources"), a.get("options"),
+                                         a.get("command")], sort_keys=True).encode()).hexdigest()
+        if key not in seen:
+            seen.add(key)
+            kept.append(a)
+    return kept
+
+
+# --------------------------------------------------------------------------------------------------
+# The verdict
+
+
+def missing_rocm_torch_header(result: hip_gfx950.BuildResult) -> str | None:
+    """The ROCm-only header a failed build could not find, if that is why it failed."""
+    for error in result.errors:
+        if "file not found" in error.message and any(h in error.message for h in ROCM_TORCH_HEADERS):
+            return error.message.split("'")[1] if "'" in error.message else error.message
+    return None
+
+
+def served_by(record: dict) -> str:
+    """Which path served the call here, from its path trace."""
+    if "exception" in record:
+        e = record["exception"]
+        return f"nothing: the call raised {e['type']}: {e['message'].splitlines()[0][:120]}"
+    trace = [line.strip() for line in record.get("trace", [])]
+    used = [line.split("(")[0] for line in trace if line.startswith("aiter ")]
+    used += [f"Triton {line.split('[')[0]}" for line in trace if "[grid=" in line]
+    return ", ".join(dict.fromkeys(used)) if used else "PyTorch operations (no Triton launch, no aiter call)"
+
+
+def judge(ctx, built: list, served: str, program, strict: bool = False):
+    """The Outcome for these builds: a compile error fails; a spill or scratch is reported (fails with
+    ``strict``); a build needing a ROCm-PyTorch header absent here is reported as not checkable."""
+    lines, failed, findings, unchecked = [], [], [], []
+    for p, result in built:
+        missing = None if result.ok else missing_rocm_torch_header(result)
+        if missing:
+            unchecked.append(f"{p.label}: not checkable here, it needs {missing} from ROCm PyTorch")
+            lines.append(unchecked[-1])
+        elif not result.ok:
+            failed.append(f"{p.label} does not build for gfx950: {result.errors[0].describe()}")
+            lines += [f"{p.label} does not build for gfx950 ({p.source.note})"]
+            lines += [f"  error {e.describe()}" for e in result.errors[:10]]
+        else:
+            lines.append(f"{p.label} builds for gfx950 ({p.source.note}), {result.seconds:.1f} s"
+                         + (" cached" if result.cached else ""))
+            lines += [f"  kernel {k.describe()}" + (f" (line {k.origin_line})" if k.origin_line else "")
+                      for k in result.kernels]
+            findings += result.findings()
+    lines.append(f"on this machine the build raised (no ROCm) and the calls were served by {served}")
+    if failed:
+        return ctx.outcome(VERDICT, "fail", "; ".join(failed), program, PROBE_CASE, lines)
+    if findings:
+        summary = f"builds for gfx950, with findings: {'; '.join(findings)}"
+        if strict:
+            return ctx.outcome(VERDICT, "fail", summary + " (--strict-resources)", program, PROBE_CASE, lines)
+        return ctx.outcome(VERDICT, "reported", "\n".join([summary] + lines), program)
+    if unchecked:
+        return ctx.outcome(VERDICT, "reported", "\n".join(["; ".join(unchecked)] + lines), program)
+    kernels = sum(len(r.kernels) for _, r in built)
+    summary = f"{len(built)} HIP build(s) compile for gfx950: {kernels} kernel(s), no spills, no scratch"
+    return ctx.outcome(VERDICT, "pass", "\n".join([summary] + lines), program)
+
+
+def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
+    """(Outcome or None, why there is nothing to judge, the JSON report's entries). One call on a fresh
+    module records the builds made at import and inside custom_kernel alike."""
+    from fuzz.submission.checks import Program
+
+    program = Program()
+    program.build("d", PROBE_CASE)
+    program.call("d", "y")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return None, f"the probe call did not return ({result.describe_death()}): see the contract verdict", []
+    record = outputs["y"]
+    if "hip_builds" not in record:
+        return None, "HIP builds are only recorded where there is no AMD GPU and no ROCm (the CPU tier)", []
+    attempts = distinct(record["hip_builds"])
+    if not attempts:
+        return None, "the file builds no HIP/CUDA sources at runtime (load_inline, load, hipcc)", []
+    toolchain, reason = hip_gfx950.find_toolchain()
+    if toolchain is None:
+        return None, f"the file builds HIP at runtime, but no compiler here builds it for gfx950: {reason}", []
+    planned = [p for a in attempts for p in plan(a, ctx.runner.path)]
+    if not planned:
+        return None, "the recorded builds have no GPU sources", []
+    built = [(p, hip_gfx950.build(p.source, flags=p.flags, include_dirs=p.include_dirs, key_extra=p.key_extra))
+             for p in planned]
+    served = served_by(record)
+    report = [{"build": p.label, "served_here": served, **r.to_json()} for p, r in built]
+    return judge(ctx, built, served, program, strict), "", report

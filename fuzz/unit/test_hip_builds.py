@@ -1,0 +1,187 @@
+"""The builds_gfx950 verdict (fuzz/submission/hip_builds.py): HIP sources a submission builds at runtime,
+recorded on the CPU tier and built for gfx950. The three HIP examples are correct here through their
+fallbacks and get exactly their build verdict: the quantizer builds (its kernel's figures, at its line),
+the compile error fails naming the file's line, the spill is reported (failed with --strict-resources).
+``load`` and ``hipcc`` through ``subprocess`` are planned and mapped too. Compiles skip where no compiler
+builds for gfx950 (the reason says what is missing)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fuzz.codegen import hip_gfx950
+from fuzz.strategies import Case
+from fuzz.submission import checks, hip_builds
+from fuzz.submission.runner import SubmissionRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "fuzz" / "examples"
+HIP_EXAMPLES = ("hip_load_inline_quant.py", "hip_load_inline_compile_error.py", "hip_load_inline_spill.py")
+EXPECTED = {"hip_load_inline_quant.py": "pass", "hip_load_inline_compile_error.py": "fail",
+            "hip_load_inline_spill.py": "reported"}
+
+
+def line_of(path: Path, text: str) -> int:
+    (line,) = [i + 1 for i, s in enumerate(path.read_text().splitlines()) if text in s]
+    return line
+
+
+@pytest.fixture(scope="module")
+def toolchain():
+    found, reason = hip_gfx950.find_toolchain()
+    if found is None:
+        pytest.skip(f"no HIP compiler for gfx950 here: {reason}")
+    return found
+
+
+def verdicts_of(name: str) -> dict:
+    """Official, contract, correctness and the build verdict (plus its --strict-resources twin) on one example."""
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=120)
+    try:
+        ctx = checks.Context(runner, "cpu")
+        found = {
+            "official": checks.check_official(ctx),
+            "contract": checks.check_contract(ctx, [Case(2, 64, 64, seed=1), Case(3, 128, 128, seed=2)]),
+            "correctness": checks.check_correctness(ctx, Case(2, 64, 320, layout="row_sliced", seed=4)),
+        }
+        if hip_gfx950.find_toolchain()[0] is not None:
+            found["builds_gfx950"] = hip_builds.check_builds_gfx950(ctx)
+            found["strict"] = hip_builds.check_builds_gfx950(ctx, strict=True)
+        return found
+    finally:
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict:
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(HIP_EXAMPLES, pool.map(verdicts_of, HIP_EXAMPLES)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HIP_EXAMPLES)
+def test_each_hip_example_is_correct_through_its_fallback(outcomes, name):
+    found = outcomes[name]
+    assert {v: found[v].status for v in ("official", "contract", "correctness")} == \
+        {"official": "pass", "contract": "pass", "correctness": "pass"}, {v: o.summary for v, o in found.items()
+                                                                          if hasattr(o, "summary")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HIP_EXAMPLES)
+def test_each_hip_example_gets_its_build_verdict(outcomes, toolchain, name):
+    outcome, why, report = outcomes[name]["builds_gfx950"]
+    assert outcome is not None, why
+    assert outcome.status == EXPECTED[name], outcome.summary
+    (build,) = report
+    assert build["origin"] == name and build["served_here"].startswith("PyTorch operations")
+    assert "served by PyTorch operations" in outcome.summary or outcome.card is not None
+
+
+@pytest.mark.slow
+def test_the_built_kernel_has_its_figures_at_its_line(outcomes, toolchain):
+    outcome, _, (build,) = outcomes["hip_load_inline_quant.py"]["builds_gfx950"]
+    (kernel,) = build["kernels"]
+    assert kernel["line"] == line_of(EXAMPLES / "hip_load_inline_quant.py", "__global__ void mxfp4_quant_kernel(")
+    assert kernel["vgpr_spill"] == kernel["scratch"] == 0 and kernel["occupancy"] >= 1 and kernel["vgpr"] > 0
+    assert f"mxfp4_quant_kernel: {kernel['vgpr']} VGPRs" in outcome.summary
+
+
+@pytest.mark.slow
+def test_a_compile_error_names_the_submissions_line(outcomes, toolchain):
+    name = "hip_load_inline_compile_error.py"
+    outcome, _, (build,) = outcomes[name]["builds_gfx950"]
+    line = line_of(EXAMPLES / name, "if (i >= numel) return;")
+    assert f"{name}:{line}: use of undeclared identifier 'numel'" in outcome.summary
+    assert build["errors"][0]["origin_line"] == line and build["kernels"] == []
+    card = outcome.card.render()
+    assert "builds_gfx950" in card and f"{name}:{line}" in card and "served by PyTorch operations" in card
+
+
+@pytest.mark.slow
+def test_a_spill_is_reported_and_fails_only_when_strict(outcomes, toolchain):
+    name = "hip_load_inline_spill.py"
+    reported, _, (build,) = outcomes[name]["builds_gfx950"]
+    strict, _, _ = outcomes[name]["strict"]
+    (kernel,) = build["kernels"]
+    assert kernel["vgpr_spill"] > 0 and kernel["scratch"] > 0
+    assert kernel["line"] == line_of(EXAMPLES / name, "mxfp4_quant_tile_kernel(const uint16_t*")
+    assert reported.status == "reported" and "spills" in reported.summary
+    assert strict.status == "fail" and "--strict-resources" in strict.summary
+
+
+@pytest.mark.slow
+def test_a_file_without_hip_skips_the_build_verdict_with_its_reason():
+    runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py", aiter="emulated")
+    try:
+        outcome, why, report = hip_builds.check_builds_gfx950(checks.Context(runner, "cpu"))
+    finally:
+        runner.close()
+    assert (outcome, report) == (None, []) and "builds no HIP" in why
+
+
+@pytest.mark.slow
+def test_the_report_and_terminal_carry_the_figures(tmp_path, toolchain):
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "pytest", str(ROOT / "fuzz" / "test_submission.py"), "-p", "no:cacheprovider",
+               "--submission", str(EXAMPLES / "hip_load_inline_spill.py"), "--aiter", "emulated", "-k", "builds_gfx950",
+               "--strict-resources", "--submission-report", str(report), "-q"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "builds_gfx950  FAIL" in done.stdout and "mxfp4_quant_tile_kernel line" in done.stdout
+    data = json.loads(report.read_text())
+    (build,) = data["hip_builds"]
+    assert build["kernels"][0]["vgpr_spill"] > 0 and build["findings"]
+    assert {v["verdict"]: v["status"] for v in data["verdicts"]} == {"builds_gfx950": "FAIL"}
+
+
+# ---- load and hipcc: planned from synthetic attempts (what no_rocm records) ----
+
+KERNEL_CU = """#include <cuda_runtime.h>
+__global__ void scale(float* y, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+"""
+
+
+def test_load_of_a_cu_file_is_hipified_and_keeps_its_lines(tmp_path, toolchain):
+    path = tmp_path / "scale.cu"
+    path.write_text(KERNEL_CU.replace("2.0f * x[i]", "2.0f * x[j]"))
+    attempt = {"api": "load", "where": "sub.py:9", "name": "scale_ext", "sources": {"scale.cu": path.read_text()},
+               "command": [], "options": {"paths": {"scale.cu": str(path)}, "extra_cuda_cflags": ["-O2", "--offload-arch=gfx942"]}}
+    (planned,) = hip_builds.plan(attempt, str(tmp_path / "sub.py"))
+    assert "--offload-arch=gfx942" not in planned.flags and "-O2" in planned.flags
+    assert "hip/hip_runtime.h" in planned.source.text and "hipified" in planned.source.note
+    result = hip_gfx950.build(planned.source, planned.flags, planned.include_dirs, key_extra=planned.key_extra)
+    assert not result.ok
+    assert result.errors[0].describe() == f"{path}:4: use of undeclared identifier 'j'"
+
+
+def test_hipcc_through_subprocess_builds_each_source_with_the_commands_flags(tmp_path, toolchain):
+    path = tmp_path / "k.hip"
+    path.write_text("#include <hip/hip_runtime.h>\n#ifndef SCALE\n#error SCALE not defined\n#endif\n"
+                    + KERNEL_CU.replace("#include <cuda_runtime.h>\n", "").replace("2.0f", "SCALE"))
+    command = ["hipcc", "-O3", "-DSCALE=3.0f", "--offload-arch=gfx942", "-shared", "-fPIC", str(path), "-o", "k.so"]
+    attempt = {"api": "subprocess", "where": "sub.py:3", "name": "", "sources": {"k.hip": path.read_text()},
+               "command": command, "options": {"paths": {"k.hip": str(path)}}}
+    (planned,) = hip_builds.plan(attempt, str(tmp_path / "sub.py"))
+    assert planned.flags == ["-O3", "-DSCALE=3.0f"]
+    result = hip_gfx950.build(planned.source, planned.flags, planned.include_dirs)
+    assert result.ok and [(k.short, k.line) for k in result.kernels] == [("scale", 5)], result.first_error()
+
+
+def test_the_same_build_recorded_by_every_program_is_built_once():
+    a = {"api": "load_inline", "name": "x", "sources": {"x.cu": "k"}, "options": {}, "command": [], "where": "f:1"}
+    assert hip_builds.distinct([a, dict(a), {**a, "name": "y"}]) == [a, {**a, "name": "y"}]
+
+
+def test_compile_flags_keep_what_changes_code_and_drop_arch_and_link():
+    flags = ["-O3", "-I", "inc", "-DX=1", "--offload-arch=gfx942", "-ffast-math", "-lfoo", "-Wl,-rpath,x", "-x", "hip",
+             "-o", "out.so", "-shared", "-mcumode"]
+    assert hip_builds._compile_flags(flags) == ["-O3", "-I", "inc", "-DX=1", "-ffast-math", "-mcumode"]
