@@ -8,7 +8,7 @@ from kernels.platform import detect
 from reference import e8m0_shuffle as oracle_e8m0_shuffle
 from reference import quantize_mxfp4
 from reference import shuffle_weight as oracle_shuffle_weight
-from reference.e2m1 import E2M1_VALUES, encode_e2m1, pack_e2m1
+from reference.e2m1 import E2M1_VALUES, encode_e2m1, pack_e2m1, unpack_e2m1
 
 aiter = emulated()
 triton_quant = emulated("ops.triton.quant")
@@ -59,11 +59,14 @@ def test_triton_dynamic_mxfp4_quant_every_bf16_pattern():
     # Signalling NaNs excepted: aiter's quantizer takes the amax with tl.max, as maxnum, which may let a
     # signalling NaN through (IEEE 754-2008 maxNum; numpy does so in the interpreter). The oracle ignores a
     # NaN unless its whole group is NaN, and the fuzzer places quiet NaNs only (docs/aiter_emulation.md).
+    # On NVIDIA, fp32 arithmetic turns every NaN into the canonical NaN, whose code is 0x4 whatever the
+    # payload (measured on the H200), so NaN elements' codes are compared on the other tiers only.
     x = quiet_nans(every_bf16_pattern())
     codes, scales = triton_quant.dynamic_mxfp4_quant(x)
     want_codes, want_scales = quantize_mxfp4(x)
-    assert torch.equal(codes, want_codes)
     assert torch.equal(scales, want_scales)
+    compared = ~torch.isnan(x.float()) if detect().tier == "nvidia" else torch.ones_like(x, dtype=torch.bool)
+    assert torch.equal(unpack_e2m1(codes)[compared], unpack_e2m1(want_codes)[compared])
 
 
 def test_triton_dynamic_mxfp4_quant_rounds_ties_to_even_in_groups_of_scale_byte_0():

@@ -2,9 +2,10 @@
 
 Written from aiter's semantics (research/aiter_semantics.md sections 1.1-1.3) the way aiter writes them:
 the same arguments and constexprs, ``.to(tl.float32)`` on the loaded tile, Python ``not`` on masks, the
-scale through ``log2``/``floor``/``clamp``/``exp2`` and a float -> uint8 cast that wraps for negative
-exponents. The patched interpreter (``reference.emulation.triton_interpreter``) computes what compiled
-Triton computes for all of that, so no interpreter-safe rewrite is needed.
+scale through ``log2``/``floor``/``clamp``/``exp2``. The patched interpreter
+(``reference.emulation.triton_interpreter``) computes what compiled Triton computes for all of that, so no
+interpreter-safe rewrite is needed. Two spots where aiter's source leans on gfx950 (a negative float cast
+to uint8, and exp2(-127) kept as a denormal) are written so that every backend computes gfx950's answer.
 
 This module is independent of ``kernels/`` on purpose: our own kernels carry a second version of the same
 math (``kernels/triton_blocks.py``), and each is tested against the oracle. A bug in one must not change
@@ -44,10 +45,15 @@ def _mxfp4_quant_op(x, BLOCK_SIZE_N, BLOCK_SIZE_M, MXFP4_QUANT_BLOCK_SIZE):
     amax_bits = (amax_bits + 0x200000).to(tl.uint32, bitcast=True) & 0xFF800000
     amax = amax_bits.to(tl.float32, bitcast=True)  # 0, a power of two, or +Inf
     scale_exponent = tl.clamp(tl.log2(amax).floor() - 2, min=-127, max=127)
-    # The float -> uint8 cast of a negative exponent wraps (s = -127: 129 + 127 = 256 -> byte 0), as the
-    # bytes aiter's own tests compare on gfx950 show.
-    scale_bytes = scale_exponent.to(tl.uint8) + F32_EXP_BIAS
-    qx = x * tl.exp2(-scale_exponent)  # s = 127 multiplies by the fp32 denormal 2^-127
+    # aiter writes scale_exponent.to(tl.uint8): for a negative exponent that is poison in LLVM; gfx950 wraps
+    # (s = -127: 129 + 127 = 256 -> byte 0; aiter's tests compare its bytes with torch's wrapping cast),
+    # NVIDIA saturates to 0 (measured on the H200). Through int32 it wraps on every backend.
+    scale_bytes = scale_exponent.to(tl.int32).to(tl.uint8) + F32_EXP_BIAS
+    quant_scale = tl.exp2(-scale_exponent)
+    # s = 127 (Inf, all-NaN or near-max groups) needs exp2(-127), the fp32 denormal 2^-127, as the oracle
+    # assumes gfx950 gives it; NVIDIA's exp2 flushes it to 0 (measured on the H200), so it is set here.
+    quant_scale = tl.where(scale_exponent == 127, 5.877471754111438e-39, quant_scale)
+    qx = x * quant_scale
 
     # Elements (section 1.3): sign apart, |qx| >= 6 saturates to code 7; |qx| < 1 is rounded to a multiple
     # of 0.5 by one fp32 add; 1 <= |qx| < 6 is rounded to nearest even on the integer bits.
