@@ -97,9 +97,14 @@ class Program:
     def free(self, slot: str) -> None:
         self._add({"do": "free", "slot": slot}, f"free {slot}")
 
-    def call(self, slot: str, out: str) -> None:
+    def call(self, slot: str, out: str, autotune_choice: int | None = None) -> None:
         self.case_of[out] = self.case_of[slot]
-        self._add({"do": "call", "slot": slot, "out": out}, f"{out} = custom_kernel({slot})")
+        step = {"do": "call", "slot": slot, "out": out}
+        line = f"{out} = custom_kernel({slot})"
+        if autotune_choice is not None:
+            step["autotune_choice"] = autotune_choice
+            line += f" with autotune config {autotune_choice} of each autotuned kernel"
+        self._add(step, line)
 
     def reload(self) -> None:
         self._add({"do": "reload"}, "execute the submission file afresh (no module state)")
@@ -131,7 +136,14 @@ class Context:
         result = self.runner.run(program.steps)
         self.last_result = result  # its path traces go on the cards of this program's outcome
         outputs = {r["out"]: r for r in result.calls()} if result.kind == "ok" else {}
+        merge_tier_notes(self.runner.tier_notes, outputs.values())
+        count_calls(self.runner.call_stats, outputs.values())
         return result, outputs
+
+    @property
+    def autotune_configs(self) -> int:
+        """The most configs any autotuned kernel of the file has (1 when it autotunes nothing)."""
+        return max([len(k["configs"]) for k in self.runner.tier_notes["autotune"].values()] + [1])
 
     def outcome(self, verdict, status, summary, program, case=None, lines=(), worst=None, official=None,
                 result=None) -> Outcome:
@@ -185,6 +197,34 @@ class Judgement:
     official: object  # the official verdict on the same output
 
 
+# Errors that say the CPU tier cannot run something the runner can: never a FAIL, always NOT RUN.
+TIER_LIMIT_TYPES = {
+    "RocmUnavailable": "not runnable on this tier: needs hipcc / a ROCm GPU",
+    "NotModelledOnCpu": "not runnable on this tier: uses a CUDA API the CPU tier does not model",
+    "AiterNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
+}
+
+
+def tier_limit(error: dict | None) -> str | None:
+    """The reason the CPU tier cannot run what raised ``error`` (a worker error dict), or None."""
+    if not error:
+        return None
+    reason = TIER_LIMIT_TYPES.get(error.get("type"))
+    if reason is None and error.get("type") == "FileNotFoundError" and "no ROCm" in error.get("message", ""):
+        reason = TIER_LIMIT_TYPES["RocmUnavailable"]
+    return None if reason is None else f"{reason} ({error['type']}: {error.get('message', '')}{_where(error)})"
+
+
+def tier_limited_call(ctx, verdict: str, program, outputs: dict):
+    """A NOT RUN outcome when a call of the program raised because of the tier (no ROCm, an unmodelled
+    API), else None: what the CPU cannot run says nothing about the runner."""
+    for record in outputs.values():
+        reason = tier_limit(record.get("exception"))
+        if reason:
+            return ctx.outcome(verdict, "not_run", reason, program)
+    return None
+
+
 def contract_problem(record: dict, case: Case) -> str | None:
     """What is wrong with a call's return value by the contract (type, shape, dtype, device), if anything."""
     if "exception" in record:
@@ -226,6 +266,9 @@ def check_loads(ctx: Context) -> Outcome:
     naming the stage that failed, never a traceback of torch internals."""
     report = ctx.runner.load()
     if not report.ok:
+        reason = tier_limit(report.error)
+        if reason:
+            return Outcome("loads", "not_run", f"{reason}; loading stopped there")
         return Outcome("loads", "fail", report.describe_error())
     flag = ", documents non-determinism (NONDETERMINISTIC = True)" if report.nondeterministic else ""
     return Outcome("loads", "pass", f"loaded with aiter {report.aiter}{flag}; worker start "
@@ -245,6 +288,9 @@ def check_official(ctx: Context) -> Outcome:
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("official", program, result, cases[0])
+    limited = tier_limited_call(ctx, "official", program, outputs)
+    if limited is not None:
+        return limited
     for i, case in enumerate(cases):
         record = outputs[f"y{i}"]
         problem = contract_problem(record, case)
@@ -269,6 +315,9 @@ def check_contract(ctx: Context, cases: list) -> Outcome:
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("contract", program, result, cases[0])
+    limited = tier_limited_call(ctx, "contract", program, outputs)
+    if limited is not None:
+        return limited
     for i, case in enumerate(cases):
         problem = contract_problem(outputs[f"y{i}"], case)
         if problem:
@@ -299,13 +348,48 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
     return ctx.outcome("contract_beyond", "pass", f"correct result: {judgement.summary}", program)
 
 
+def count_calls(stats: dict, records) -> None:
+    for record in records:
+        if "exception" in record:
+            stats["raised"] += 1
+            error = record["exception"]
+            stats["last_error"] = f"{error['type']}: {error['message']}"[:300]
+        elif "file" in record:
+            stats["returned"] += 1
+
+
+def merge_tier_notes(notes: dict, records) -> None:
+    for record in records:
+        for kernel, report in record.get("autotune", {}).items():
+            known = notes["autotune"].setdefault(kernel, {"configs": report["configs"], "checked": set()})
+            known["checked"].update(report["ran"])
+        for shim, where in record.get("shims", {}).items():
+            notes["shims"].setdefault(shim, where)
+        notes["device_emulated"] |= bool(record.get("device_emulated"))
+
+
 def check_correctness(ctx: Context, case: Case, explain=None) -> Outcome:
+    """``_correctness_once`` for every config of the file's autotuned kernels (the GPU picks one by
+    timing, the CPU cannot know which: each is a variant the runner may run); the first failing config
+    is the verdict. A file that autotunes nothing makes one call."""
+    outcome = _correctness_once(ctx, case, explain, None)
+    choices = ctx.autotune_configs
+    for choice in range(1, choices):
+        if outcome.status != "pass":
+            break
+        outcome = _correctness_once(ctx, case, explain, choice)
+    if choices > 1 and outcome.status == "pass":
+        outcome.summary += f" [each of the {choices} autotune configs]"
+    return outcome
+
+
+def _correctness_once(ctx: Context, case: Case, explain, autotune_choice) -> Outcome:
     """One fresh call; the output against the exact product and the accumulation bound (the oracle
     ladder), with the official 1e-2 verdict on the same output beside it. ``explain(y, data,
     rounding)`` may add attribution lines."""
     program = Program()
     program.build("d", case)
-    program.call("d", "y")
+    program.call("d", "y", autotune_choice)
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("correctness", program, result, case)
@@ -319,8 +403,11 @@ def check_correctness(ctx: Context, case: Case, explain=None) -> Outcome:
     if judgement.passed:
         return ctx.outcome("correctness", "pass", judgement.summary, program)
     lines = explain(y, case) if explain is not None else []
-    return ctx.outcome("correctness", "fail", judgement.summary, program, case, lines,
-                       judgement.worst, judgement.official)
+    tuned = record.get("autotune", {})
+    lines = list(lines) + [f"autotuned {kernel}: config {r['ran'][0]} of {len(r['configs'])}: {r['configs'][r['ran'][0]]}"
+                           for kernel, r in tuned.items() if r["ran"]]
+    summary = judgement.summary + (f" (autotune config {autotune_choice or 0})" if tuned else "")
+    return ctx.outcome("correctness", "fail", summary, program, case, lines, judgement.worst, judgement.official)
 
 
 def check_immutability(ctx: Context, case: Case) -> Outcome:

@@ -15,6 +15,10 @@ from pathlib import Path
 import pytest
 
 TEST_MODULE = "test_submission.py"
+# Exit codes of a submission run: pytest's (0 every verdict passed, 1 a verdict failed, 2-5 pytest's
+# own), and EXIT_NOT_RUN when nothing failed but some verdicts could not run on this tier (too slow for
+# the interpreter, needs hipcc / a ROCm GPU, an unmodelled API): inconclusive, not a pass.
+EXIT_NOT_RUN = 6
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
 DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU's first call compiles
 NO_SUBMISSION = "no --submission given"
@@ -106,10 +110,22 @@ class SubmissionSession:
             raise SubmissionFailure(outcome.render())
         if outcome.status == "not_run":
             pytest.skip(outcome.render())
+        if outcome.status == "inconclusive" and self.every_call_raised():
+            stats = self.runner.call_stats
+            not_reached = type(outcome)(outcome.verdict, "not_run", f"not reached: every call raised "
+                                        f"({stats['raised']} calls, none returned): {stats['last_error']} "
+                                        "(see contract)", program=outcome.program)
+            self.settle(not_reached)
         if outcome.status == "inconclusive":
             from hypothesis import reject
 
             reject()
+
+    def every_call_raised(self, enough: int = 3) -> bool:
+        """No call of the file has returned yet and several have raised: the verdicts that need a result
+        cannot be reached (Hypothesis would otherwise reject example after example until Unsatisfiable)."""
+        stats = self.runner.call_stats
+        return stats["returned"] == 0 and stats["raised"] >= enough
 
     def context(self):
         from fuzz.submission.checks import Context
@@ -129,6 +145,7 @@ class SubmissionSession:
             "load_error": None if load is None or load.ok else load.describe_error(),
             "documents_nondeterminism": None if load is None else load.nondeterministic,
             "verdicts": [r.to_json() for r in self.records.values()],
+            "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
@@ -143,6 +160,28 @@ class SubmissionSession:
                 "hard_cap_seconds": self.runner.hard_cap,
             },
         }
+
+
+def tier_notes_json(notes: dict) -> dict:
+    """What the CPU tier stood in for (the report says it, so a verdict is read with it in mind)."""
+    return {
+        "device_emulated": notes["device_emulated"],  # tensors on "cuda" lived on the CPU, torch.cuda modelled
+        "autotune": {kernel: {"configs": k["configs"], "checked": sorted(k["checked"])}
+                     for kernel, k in notes["autotune"].items()},
+        "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
+    }
+
+
+def tier_notes_lines(notes: dict) -> list:
+    lines = []
+    if notes["device_emulated"]:
+        lines.append("device      CUDA device stood in by the CPU (tensors on 'cuda' live on the CPU; "
+                     "torch.cuda answers as on an MI355X)")
+    for kernel, k in notes["autotune"].items():
+        lines.append(f"autotune    {kernel}: configs checked {sorted(k['checked'])} of {len(k['configs'])}")
+    for shim, where in notes["shims"].items():
+        lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
+    return lines
 
 
 def pytest_addoption(parser):
@@ -195,7 +234,8 @@ def submission_session(request) -> SubmissionSession:
 
 @pytest.fixture(scope="session")
 def submission(submission_session) -> SubmissionSession:
-    """The loaded submission; skips when the file did not load (test_loads reports why)."""
+    """The loaded submission; skips when the file did not load (test_loads reports why; the report
+    says NOT RUN when the tier was the reason: no ROCm, an unmodelled CUDA API)."""
     if not submission_session.runner.load().ok:
         pytest.skip("the submission did not load (see test_loads)")
     return submission_session
@@ -215,6 +255,13 @@ class SubmissionReporter:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             record = session.record(report.nodeid.split("::")[-1].split("[")[0].removeprefix("test_"))
             record.outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            load = session.runner.load_report
+            if report.skipped and record.not_run is None and load is not None and not load.ok:
+                from fuzz.submission.checks import Outcome, tier_limit
+
+                reason = tier_limit(load.error)
+                if reason:  # the file could not load because of the tier: this verdict is NOT RUN, not SKIP
+                    record.not_run = Outcome(record.verdict, "not_run", f"{reason}; the file did not load")
             record.seconds += report.duration
             if report.failed and record.failing is None and report.longreprtext:
                 record.error = report.longreprtext.strip().splitlines()[-1][:300]
@@ -223,6 +270,8 @@ class SubmissionReporter:
         found = _session(self.config)
         if found is None:
             return
+        if session.exitstatus == 0 and any(r.status == "NOT RUN" for r in found.records.values()):
+            session.exitstatus = EXIT_NOT_RUN  # nothing failed, but not everything could run on this tier
         from fuzz import profiles
 
         self.report_path.write_text(json.dumps(found.report(profiles.active()), indent=2, default=str) + "\n")
@@ -259,4 +308,6 @@ class SubmissionReporter:
                       f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "
                       f"LDS {kernel['lds']} B, scratch {kernel['scratch']} B/lane, spills {kernel['vgpr_spill']} "
                       f"VGPRs {kernel['sgpr_spill']} SGPRs")
+        for line in tier_notes_lines(runner.tier_notes):
+            write(line)
         write(f"report      {self.report_path.resolve()}")

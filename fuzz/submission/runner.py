@@ -325,6 +325,10 @@ class SubmissionRunner:
         self.hangs = 0
         self.too_slow = 0  # programs killed as too slow (their verdicts not run)
         self.slow_runs = 0  # programs that answered after the timeout, progressing all along
+        # what the CPU tier did for the file, merged over every call: autotuned kernels (configs, the ones
+        # checked), compatibility shims it needed, the CUDA device stood in by the CPU
+        self.tier_notes = {"autotune": {}, "shims": {}, "device_emulated": False}
+        self.call_stats = {"returned": 0, "raised": 0, "last_error": ""}  # over every call of every program
         self.restarts = 0
         self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0

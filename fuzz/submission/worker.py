@@ -203,7 +203,7 @@ class Session:
         outputs: dict = {}  # out name -> (returned tensor, its bits at return)
         for index, step in enumerate(steps):
             self.progress(index)
-            record = {key: step[key] for key in ("do", "slot", "out") if key in step}
+            record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice") if key in step}
             records.append(record)
             if not self.step(step, record, slots, outputs, out_dir):
                 break
@@ -247,6 +247,7 @@ class Session:
         synchronize(self.device)
         counters = progress.COUNTERS
         programs, launches = counters.programs, counters.launches
+        interpreter_state_before_call(step)
         start = time.perf_counter()
         try:
             with trace_calls() as trace:  # which aiter functions and Triton kernels this call ran
@@ -259,6 +260,7 @@ class Session:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
             record.update(recorded_hip_builds())
         record["seconds"] = time.perf_counter() - start
+        record.update(interpreter_state_after_call())
         record["programs"] = counters.programs - programs  # interpreted Triton program instances
         record["launches"] = counters.launches - launches
         record["input_device"] = str(data[0].device)
@@ -296,6 +298,31 @@ def recorded_hip_builds() -> dict:
     return {"hip_builds": builds}
 
 
+def interpreter_state_before_call(step: dict) -> None:
+    """Which config each autotuned kernel runs (the CPU cannot time them: every config is a candidate);
+    the shim and autotune records start afresh for this call."""
+    from reference.emulation import triton_interpreter
+
+    triton_interpreter.set_autotune_choice(step.get("autotune_choice", 0))
+    triton_interpreter.reset_autotune_report()
+    triton_interpreter.reset_shims()
+
+
+def interpreter_state_after_call() -> dict:
+    """What the CPU tier did for this call that a report should say: autotuned kernels and their configs,
+    compatibility shims the file needed, the CUDA device stood in by the CPU."""
+    from reference.emulation import cuda_on_cpu, triton_interpreter
+
+    state = {}
+    if triton_interpreter.autotune_report():
+        state["autotune"] = triton_interpreter.autotune_report()
+    if triton_interpreter.shims_used():
+        state["shims"] = triton_interpreter.shims_used()
+    if cuda_on_cpu.installed():
+        state["device_emulated"] = True
+    return state
+
+
 # ---------------------------------------------------------------------------------------------------
 # Main loop
 
@@ -313,6 +340,12 @@ def handle(session_holder: dict, request: dict, report) -> dict:
         except RuntimeError as error:  # --aiter real where aiter does not import
             return {"ok": False, "error": {"stage": "aiter", "type": type(error).__name__, "message": str(error)}}
         prepare_imports(path, request["task_fallback"])
+        if request["device"] == "cpu":  # no GPU: "cuda" is the CPU, torch.cuda answers as on the runner
+            from kernels.platform import detect
+            from reference.emulation import cuda_on_cpu
+
+            detect()  # the tier is decided (and cached) before torch.cuda starts answering "available"
+            cuda_on_cpu.install()
         if request["device"] == "cpu":  # no GPU: HIP/CUDA built at runtime fails as without ROCm, and is recorded
             from reference.emulation import no_rocm
 

@@ -16,6 +16,7 @@ import pytest
 
 from fuzz.strategies import Case
 from fuzz.submission import checks
+from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.runner import SubmissionRunner
 
 pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
@@ -35,6 +36,11 @@ EXPECTED_FAILURES = {
     "segfault.py": {"official", "contract", "stale_new_shape"},
     "wrong_tail.py": {"correctness", "contract_beyond"},
     "triton_plain_casts.py": set(),
+    "cuda_prewarm.py": set(),
+    "cuda_streams_events.py": set(),
+    "graph_capture_replay.py": set(),
+    "load_inline_with_fallback.py": set(),
+    "autotune_one_bad_config.py": {"correctness"},
 }
 # A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
 # along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.
@@ -130,12 +136,12 @@ def test_slow_is_not_hung_the_official_check_passes_and_says_it_was_slow(tables)
 
 
 def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path):
-    """Estimated beyond the hard cap: NOT RUN with the estimate, a pytest skip (exit code 0), never FAIL."""
+    """Estimated beyond the hard cap: NOT RUN with the estimate, never FAIL; exit code 6 (inconclusive)."""
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "per_group_quant_slow.py"), "--aiter",
                "emulated", "--timeout", "2", "--hard-cap", "4", "--report", str(report), "--", "-k", "loads or official"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == EXIT_NOT_RUN, done.stdout + done.stderr
     assert "official  NOT RUN   not reached on CPU: too slow (estimated at least" in done.stdout, done.stdout
     data = json.loads(report.read_text())
     official = next(v for v in data["verdicts"] if v["verdict"] == "official")
@@ -288,3 +294,43 @@ def test_plain_casts_example_is_correct_on_subnormals_and_only_stock_triton_says
     finally:
         runner.close()
     assert [o.status for o in outcomes] == (["fail"] * 2 if stock else ["pass"] * 2), [o.summary for o in outcomes]
+
+
+def test_the_bad_autotune_config_is_found_and_named(tables):
+    """Four configs, one drops K % 256: the correctness verdict runs each config and names the bad one."""
+    correctness = tables["autotune_one_bad_config.py"]["correctness"]
+    assert correctness.status == "fail" and "(autotune config 1)" in correctness.summary, correctness.summary
+    assert any("config 1 of 4: BLOCK_K: 64, DROP_TAIL: 1" in line for line in correctness.card.attribution)
+
+
+def check_command(name: str, tmp_path, *extra) -> tuple:
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / name), "--aiter", "emulated",
+               "--report", str(report), *extra]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    data = json.loads(report.read_text())
+    return done, {v["verdict"]: v for v in data["verdicts"]}, data
+
+
+def test_a_file_whose_every_call_raises_is_reported_quickly_not_as_unsatisfiable(tmp_path):
+    done, verdicts, _ = check_command("every_call_raises.py", tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # official and contract fail: they would on the runner
+    assert verdicts["official"]["status"] == "FAIL" and verdicts["contract"]["status"] == "FAIL"
+    for name in ("correctness", "immutability", "aliasing", "determinism", "stale_in_place"):
+        assert verdicts[name]["status"] == "NOT RUN", verdicts[name]
+        assert "not reached: every call raised" in verdicts[name]["summary"], verdicts[name]
+    assert "Unsatisfiable" not in done.stdout
+
+
+def test_a_file_that_needs_rocm_is_not_run_never_failed(tmp_path):
+    done, verdicts, _ = check_command("load_inline_no_fallback.py", tmp_path)
+    assert done.returncode == EXIT_NOT_RUN, done.stdout + done.stderr
+    assert {v["status"] for name, v in verdicts.items() if name != "builds_gfx950"} == {"NOT RUN"}, verdicts
+    assert "needs hipcc / a ROCm GPU" in verdicts["loads"]["summary"]
+
+
+def test_the_report_says_the_cuda_device_was_stood_in_by_the_cpu(tmp_path):
+    done, verdicts, data = check_command("cuda_prewarm.py", tmp_path, "--", "-k", "loads or correctness")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert data["cpu_tier"]["device_emulated"] is True
+    assert "CUDA device stood in by the CPU" in done.stdout
