@@ -92,26 +92,63 @@ def failure_mask(y64: torch.Tensor, exact: ExactProduct, bound: torch.Tensor, ro
     return ~(inside | allowed_nonfinite)
 
 
-def gfx950_nan_alternative(data):
-    """The inputs with each NaN of A replaced by +-6 x its block scale, or None without NaNs.
+# What each tier's arithmetic makes of a NaN element of A when a quantizer scales it (x * 2^-s), as
+# reference.quant's ``nan`` rules; the first is what the tier's own arithmetic does. A subject whose
+# output matches any of its tier's rules passes: these are documented hardware behaviours, not bugs.
+# NaN in an output element whose exact product is finite fails under every rule.
+TIER_NAN_RESULTS = {
+    # numpy/x86 keep the payload (quiet NaN -> code 0x3, sign kept); a submission's gfx950 inline asm
+    # runs on our instruction model there, which saturates (+-6: an assumption, see gfx950_asm.py).
+    "cpu": ("payload", "saturate"),
+    # PTX ISA: fp32 arithmetic on a NaN operand returns the canonical NaN 0x7FFFFFFF (code 0x4, +2 x scale,
+    # whatever the sign); measured for Triton and torch on an H200 on 2026-11-30 (python -m fuzz.nan_check).
+    # A quantizer that scales NaNs without arithmetic (bit operations, like the example submission)
+    # keeps the payload.
+    "nvidia": ("canonical", "payload"),
+    # AMD's ISA guides: in IEEE mode (the default for compute kernels) arithmetic quiets and propagates
+    # NaN inputs, i.e. keeps the payload; gfx950's v_cvt_scalef32_pk_fp4_* maps NaN to +-6 per AMD's
+    # software models (assumed). Not measured by us: python -m fuzz.nan_check on an MI355X says.
+    "amd": ("payload", "saturate"),
+}
+# What E8M0 scale byte 0 multiplies by in a product computed on each tier (reference.gemm's ``byte0``).
+# On NVIDIA GPUs without MX matrix instructions (sm_90: H200/H100) Triton lowers ``tl.dot_scaled`` in
+# software (DecomposeScaledBlocked: scaleTo16 shifts the byte into a bf16 exponent field), so byte 0 is
+# +0.0, not 2^-127: a block whose scale byte is 0 (A or B: all-zero or subnormal blocks) contributes
+# nothing. Measured on an H200 on 2026-11-30 (subnormal and 2^-127-scaled operands). The interpreter and
+# gfx950's MFMA-scale decode 2^-127.
+TIER_SCALE_BYTE0 = {"cpu": ("ocp",), "nvidia": ("ocp", "zero"), "amd": ("ocp",)}
+BYTE0_TEXT = {"ocp": "E8M0 byte 0 = 2^-127", "zero": "E8M0 byte 0 = 0 (Triton's software tl.dot_scaled)"}
+NAN_RULE_TEXT = {
+    "payload": "payload kept (quiet NaN -> +-1.5 x scale)",
+    "canonical": "canonical NaN 0x7FFFFFFF (-> +2 x scale)",
+    "saturate": "saturated (-> +-6 x scale)",
+}
 
-    NaN rule: aiter's Triton quantizer turns a NaN element into the code its payload gives (quiet NaN
-    -> +-1.5 x scale); a quantizer built on gfx950's v_cvt_scalef32_pk_fp4_* gives, by our instruction
-    model's *assumption*, +-6 x scale. Which one hardware does is not documented, so an output that
-    matches either is accepted (the bit-exact stage check still pins our own quantizers). A NaN does
-    not set its block's scale, and 6 x 2^s never raises it (aiter_semantics.md 1.2), so the scale is
-    unchanged. Blocks that are entirely NaN are left as they are."""
-    A = data[0]
-    nan = torch.isnan(A)
-    if not nan.any():
-        return None
-    a32 = A.detach().cpu().float()
-    blocks = a32.reshape(a32.shape[0], -1, BLOCK)
-    s = quantize_mxfp4(A.detach().cpu())[1].to(torch.int32) - 127
-    six = (6.0 * torch.exp2(s.double())).float()[..., None].expand_as(blocks)
-    replaced = torch.where(torch.isnan(blocks) & ~torch.isnan(blocks).all(-1, keepdim=True),
-                           torch.copysign(six, blocks), blocks)
-    return (replaced.reshape(a32.shape).to(A.dtype),) + tuple(t.cpu() if t is not None else t for t in data[1:])
+
+def nan_results(tier: str | None = None) -> tuple:
+    """The NaN rules a subject on ``tier`` (default: this machine's) may follow; see TIER_NAN_RESULTS."""
+    if tier is None:
+        from kernels.platform import detect
+
+        tier = detect().tier
+    return TIER_NAN_RESULTS[tier]
+
+
+def scale_byte0_rules(tier: str | None = None) -> tuple:
+    """The meanings of E8M0 byte 0 a product on ``tier`` may use; see TIER_SCALE_BYTE0."""
+    return TIER_SCALE_BYTE0[tier_name(tier)]
+
+
+def tier_name(tier: str | None) -> str:
+    if tier is None:
+        from kernels.platform import detect
+
+        return detect().tier
+    return tier
+
+
+def _describe_nan_rules(rules) -> str:
+    return "; ".join(f"{r}: {NAN_RULE_TEXT[r]}" for r in rules)
 
 
 def official_reference(exact: ExactProduct) -> torch.Tensor:
@@ -138,9 +175,11 @@ def _index(flat: int, cols: int) -> list[int]:
 # Rung 1: the quantized A
 
 
-def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tensor, A: torch.Tensor) -> Verdict:
+def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tensor, A: torch.Tensor,
+                        tier: str | None = None) -> Verdict:
     """The subject's A quantization (packed codes [M, K/2], scale bytes [M, K/32] in logical row-major
-    order, any 1-byte dtype) must equal ``quantize_mxfp4(A)`` bit for bit.
+    order, any 1-byte dtype) must equal ``quantize_mxfp4(A, nan=rule)`` bit for bit for one of the
+    tier's NaN rules (``nan_results``; they differ only where A has NaNs).
 
     Reports mismatching codes and scale bytes separately with their first positions; how many code
     mismatches sit at e2m1 ties (|x / scale| exactly a midpoint) or inside a group whose scale is
@@ -148,20 +187,26 @@ def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tens
     subject matches exactly, if any.
     """
     A = A.detach().cpu()
-    packed, scales = quantize_mxfp4(A)
+    rules = nan_results(tier)
+    has_nan = bool(torch.isnan(A).any())
     m, k = A.shape
+    expected = {rule: quantize_mxfp4(A, nan=rule) for rule in (rules if has_nan else rules[:1])}
+    packed, scales = expected[rules[0]]
     for name, got, want in (("packed", subject_packed, packed), ("scales", subject_scales, scales)):
         if not isinstance(got, torch.Tensor) or got.element_size() != 1 or tuple(got.shape) != tuple(want.shape):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             return Verdict("stage_a_quant", False, f"{name}: got {shape}, expected 1-byte {tuple(want.shape)}")
     got_packed = subject_packed.detach().cpu().view(torch.uint8)
     got_scales = subject_scales.detach().cpu().view(torch.uint8)
+    for rule, (want_packed, want_scales) in expected.items():
+        if torch.equal(got_packed, want_packed) and torch.equal(got_scales, want_scales):
+            note = f"; A's NaNs: {NAN_RULE_TEXT[rule]}" if has_nan else ""
+            return Verdict("stage_a_quant", True, f"{m}x{k} codes and {scales.numel()} scale bytes bit-exact{note}",
+                           {"nan_rule": rule} if has_nan else {})
     got_codes, want_codes = unpack_e2m1(got_packed), unpack_e2m1(packed)
     code_bad = got_codes != want_codes
     scale_bad = got_scales != scales
     n_codes, n_scales = int(code_bad.sum()), int(scale_bad.sum())
-    if n_codes == 0 and n_scales == 0:
-        return Verdict("stage_a_quant", True, f"{m}x{k} codes and {scales.numel()} scale bytes bit-exact")
     x = A.to(torch.float64)
     qx = x * torch.exp2(127.0 - scales.to(torch.float64)).repeat_interleave(BLOCK, dim=1)
     at_tie = torch.isin(qx.abs(), torch.tensor(TIE_POINTS, dtype=torch.float64))
@@ -177,7 +222,7 @@ def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tens
     matches = [
         f"quantize_mxfp4(scale_rule={rule!r}, rounding={rounding!r})"
         for rule, rounding in QUANTIZER_VARIANTS
-        if all(torch.equal(g, w) for g, w in zip((got_packed, got_scales), quantize_mxfp4(A, rule, rounding)))
+        if all(torch.equal(g, w) for g, w in zip((got_packed, got_scales), quantize_mxfp4(A, rule, rounding, rules[0])))
     ]
     details = {
         "code_mismatches": n_codes,
@@ -187,6 +232,7 @@ def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tens
         "first_code_mismatches": first_codes,
         "first_scale_mismatches": first_scales,
         "matches_variant": matches,
+        "nan_rules": list(expected),
     }
     summary = (
         f"{n_codes} of {m * k} codes and {n_scales} of {scales.numel()} scale bytes differ; "
@@ -195,6 +241,9 @@ def check_stage_a_quant(subject_packed: torch.Tensor, subject_scales: torch.Tens
     )
     if matches:
         summary += f"; matches {matches[0]} exactly"
+    if has_nan:
+        summary += f" (A has NaNs; compared with the {rules[0]} rule, none of the {tier_name(tier)} tier's matched: " \
+                   f"{_describe_nan_rules(expected)})"
     return Verdict("stage_a_quant", False, summary, details)
 
 
@@ -249,14 +298,17 @@ def check_product(
     unit_roundoff: float = 2.0**-24,
     underflow: str = "ftz",
     exact: ExactProduct | None = None,
+    tier: str | None = None,
 ) -> Verdict:
     """y must be bf16 [M, N] and lie in ``acceptable_range`` (exact +- accumulation_bound for
     ``splits`` fp32 partials, rounded with the subject's ``rounding``: "rne" on every tier, the CPU
     tier's interpreter included since reference.emulation.triton_interpreter patches its conversions;
     "rtz" is a different range, not a wider one, for attribution). Where an fp32 intermediate may overflow,
-    +-Inf and NaN are allowed; elsewhere a non-finite y is a failure. ``worst`` is the element furthest
-    outside its range (or, when all pass, the one closest to its bound's edge)."""
-    exact = exact if exact is not None else exact_gemm_from_inputs(data)
+    +-Inf and NaN are allowed; elsewhere a non-finite y is a failure. Where A has NaNs, an element passes
+    if it is acceptable under any of the tier's NaN rules (``nan_results``), and the summary says so.
+    ``exact`` (computed with any rule, on any device) saves recomputing the product. ``worst`` is the
+    element furthest outside its range (or, when all pass, the one closest to its bound's edge)."""
+    exact = exact if exact is not None else exact_gemm_from_inputs(data, nan=nan_results(tier)[0])
     problem = _shape_problem(y, exact.value.shape)
     if problem:
         return Verdict("product", False, problem)
@@ -264,12 +316,27 @@ def check_product(
     bound = accumulation_bound(exact, splits, unit_roundoff, underflow)
     lo, hi = acceptable_range(exact, bound, rounding)
     fail = failure_mask(y64, exact, bound, rounding)
-    alternative = gfx950_nan_alternative(data)
-    nan_note = ""
-    if alternative is not None and fail.any():
-        alt_exact = exact_gemm_from_inputs(alternative)
-        fail &= failure_mask(y64, alt_exact, accumulation_bound(alt_exact, splits, unit_roundoff, underflow), rounding)
-        nan_note = " (A has NaNs: rows judged against aiter's NaN code or gfx950's +-6; 'worst' uses aiter's)"
+    # Documented behaviours of this tier's arithmetic (NaN rules, the meaning of scale byte 0): an element
+    # acceptable under any combination passes. Computed only where the first judgement failed.
+    nan_rules = nan_results(tier) if bool(torch.isnan(data[0]).any()) else nan_results(tier)[:1]
+    byte0_rules = scale_byte0_rules(tier)
+    nan_note, matched = "", None
+    if fail.any() and len(nan_rules) * len(byte0_rules) > 1:
+        on_device = tuple(t if t is None else t.to(exact.value.device) for t in data)
+        matched = []
+        for nan_rule in nan_rules:
+            for byte0 in byte0_rules:
+                alt = exact_gemm_from_inputs(on_device, nan=nan_rule, byte0=byte0)
+                alt_fail = failure_mask(y64, alt, accumulation_bound(alt, splits, unit_roundoff, underflow), rounding)
+                if bool((fail & ~alt_fail).any()):
+                    matched.append(f"{nan_rule}/{byte0}")
+                fail &= alt_fail
+    if len(nan_rules) > 1:
+        nan_note = (f" (A has NaNs: each element judged under the {tier_name(tier)} tier's NaN rules, "
+                    f"{_describe_nan_rules(nan_rules)}; 'worst' uses the first)")
+    if matched is not None and len(byte0_rules) > 1:
+        nan_note += (f" (the {tier_name(tier)} tier's products may read "
+                     + " or ".join(BYTE0_TEXT[b] for b in byte0_rules) + ")")
     n_fail = int(fail.sum())
     nan, inf = torch.isnan(y64), torch.isinf(y64)
     details = {
@@ -281,6 +348,7 @@ def check_product(
         "unexpected_nan": int((fail & nan).sum()),
         "unexpected_inf": int((fail & inf).sum()),
         "overflow_risk": int(exact.overflow_risk.sum()),
+        "alternatives_matched": matched,
     }
     finite = torch.isfinite(y64)
     if n_fail:
@@ -295,7 +363,7 @@ def check_product(
         summary = (
             f"{n_fail} of {y64.numel()} elements outside the acceptable range "
             f"({details['unexpected_nan']} NaN, {details['unexpected_inf']} Inf); {where} "
-            f"({worst['error_over_bound']:.3g} x bound, {worst['outside_ulps']:.3g} bf16 ulps outside)"
+            f"({worst['error_over_bound']:.3g} x bound, {worst['outside_ulps']:.3g} bf16 ulps outside){nan_note}"
         )
     else:
         summary = f"all {y64.numel()} elements within the bound; {where} ({worst['error_over_bound']:.3g} x bound){nan_note}"

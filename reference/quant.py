@@ -8,6 +8,18 @@ aiter_semantics.md):
     qx   = x * 2^-s  computed in fp32                  # a multiply, as aiter does
     code = encode_e2m1(qx, rounding)                   # RNE, saturate to +-6
 
+What ``x * 2^-s`` is for a NaN element is not IEEE-determined, and its e2m1 code comes from its bits
+(aiter's conversion reads the fp32 pattern), so ``nan`` names the arithmetic that computed it:
+
+| nan        | qx for a NaN x                        | code of 0x7FC0 / 0xFFC0 | who computes it so                     |
+|------------|---------------------------------------|-------------------------|----------------------------------------|
+| payload    | x quieted, sign and payload kept      | 0x3 (+1.5) / 0xB (-1.5) | x86/numpy (the CPU tier); IEEE 754's recommendation; AMD GPUs in IEEE mode (the default for compute) |
+| canonical  | 0x7FFFFFFF, whatever x was            | 0x4 (+2) / 0x4 (+2)     | NVIDIA GPUs: fp32 arithmetic returns the canonical NaN (Triton and torch, measured on H200) |
+| saturate   | +-Inf with x's sign                   | 0x7 (+6) / 0xF (-6)     | a conversion that maps NaN to +-max: gfx950's v_cvt_scalef32_pk_fp4_* as AMD's software models describe it (assumed) |
+
+The value is fixed here, not left to the device the oracle runs on, so the oracle says the same on
+every device.
+
 Outputs are row-major: packed codes uint8 [M, K/2] (element 2j in the low nibble of byte j) and
 scale bytes uint8 [M, K/32]. (aiter returns its scales column-major; that is a layout detail the
 emulation reproduces, not part of the math.)
@@ -21,6 +33,9 @@ from reference.e8m0 import decode_e8m0, encode_scale, scale_exponent
 
 BLOCK = 32
 _FLOAT_INPUTS = (torch.bfloat16, torch.float16, torch.float32)
+NAN_RESULTS = ("payload", "canonical", "saturate")
+_QUIET_BIT = 0x00400000
+_CANONICAL_NAN = 0x7FFFFFFF
 
 
 def check_matrix(x: torch.Tensor, name: str, dtypes: tuple, k_multiple: int) -> None:
@@ -54,13 +69,28 @@ def power_of_two(e: torch.Tensor) -> torch.Tensor:
     return bits.view(torch.float32)
 
 
-def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne"):
-    """x [M, K] (bf16/fp16/fp32, any strides) -> (packed uint8 [M, K/2], scales uint8 [M, K/32])."""
+def scaled_nan(x32: torch.Tensor, nan: str) -> torch.Tensor:
+    """fp32 ``qx`` for NaN elements of ``x32`` under the ``nan`` rule (see the module docstring);
+    the other elements' values are meaningless."""
+    bits = x32.view(torch.int32)
+    if nan == "payload":
+        return (bits | _QUIET_BIT).view(torch.float32)
+    if nan == "canonical":
+        return torch.full_like(bits, _CANONICAL_NAN).view(torch.float32)
+    return torch.copysign(torch.full_like(x32, float("inf")), x32)
+
+
+def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne", nan: str = "payload"):
+    """x [M, K] (bf16/fp16/fp32, any strides) -> (packed uint8 [M, K/2], scales uint8 [M, K/32]).
+    ``nan``: what the scaling multiply makes of a NaN element (NAN_RESULTS); scales never depend on it."""
     check_matrix(x, "x", _FLOAT_INPUTS, BLOCK)
-    x32 = x.to(torch.float32)
+    if nan not in NAN_RESULTS:
+        raise ValueError(f"nan must be one of {NAN_RESULTS}, got {nan!r}")
+    x32 = x.to(torch.float32).contiguous()
     s = scale_exponent(block_amax(x32), scale_rule)
     quant_scale = power_of_two(-s)  # 2^127 .. 2^-127, exact
     qx = (x32.reshape(x32.shape[0], -1, BLOCK) * quant_scale[..., None]).reshape(x32.shape)
+    qx = torch.where(torch.isnan(x32), scaled_nan(x32, nan), qx)
     codes = encode_e2m1(qx, rounding)
     return pack_e2m1(codes), encode_scale(s)
 

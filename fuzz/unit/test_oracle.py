@@ -272,14 +272,61 @@ def test_zero_blocks_predicts_the_change_and_catches_a_byte_zero_bug():
     assert not zero_blocks(Subject(byte_zero_is_nan_subject), data, blocks=[(1, 0)]).passed
 
 
-def test_a_nan_of_a_may_follow_aiter_or_the_gfx950_instruction_but_nothing_else():
-    from fuzz.oracle import check_product, gfx950_nan_alternative
+@pytest.mark.parametrize("tier, accepted, refused", [
+    ("cpu", ("payload", "saturate"), ("canonical",)),
+    ("nvidia", ("canonical", "payload"), ("saturate",)),
+    ("amd", ("payload", "saturate"), ("canonical",)),
+])
+def test_a_nan_of_a_may_follow_each_rule_its_tier_documents_but_nothing_else(tier, accepted, refused):
+    from fuzz.oracle import check_product, check_stage_a_quant, nan_results
     from reference import exact_gemm_from_inputs, round_to_bf16
 
+    assert set(nan_results(tier)) == set(accepted)
     data = Case(2, 64, 64, specials=((0, 5, "nan"), (1, 40, "-nan")), seed=3).build()[0]
-    aiter_style = round_to_bf16(exact_gemm_from_inputs(data).value).to(torch.bfloat16)
-    gfx950_style = round_to_bf16(exact_gemm_from_inputs(gfx950_nan_alternative(data)).value).to(torch.bfloat16)
-    assert not torch.equal(aiter_style, gfx950_style)
-    assert check_product(aiter_style, data).passed and check_product(gfx950_style, data).passed
-    zeroed = (data[0].nan_to_num(0.0),) + data[1:]  # a NaN read as 0: neither rule
-    assert not check_product(round_to_bf16(exact_gemm_from_inputs(zeroed).value).to(torch.bfloat16), data).passed
+
+    def output(rule):
+        return round_to_bf16(exact_gemm_from_inputs(data, nan=rule).value).to(torch.bfloat16)
+
+    for rule in accepted:
+        verdict = check_product(output(rule), data, tier=tier)
+        assert verdict.passed and "NaN rules" in verdict.summary, verdict.summary
+        stage = check_stage_a_quant(*quantize_mxfp4(data[0], nan=rule), data[0], tier=tier)
+        assert stage.passed and stage.details["nan_rule"] == rule, stage.summary
+    for rule in refused:
+        assert not check_product(output(rule), data, tier=tier).passed
+        stage = check_stage_a_quant(*quantize_mxfp4(data[0], nan=rule), data[0], tier=tier)
+        assert not stage.passed and stage.details["code_mismatches"] == 2 and "NaN" in stage.summary
+    zeroed = (data[0].nan_to_num(0.0),) + data[1:]  # a NaN read as 0: no rule
+    assert not check_product(round_to_bf16(exact_gemm_from_inputs(zeroed).value).to(torch.bfloat16), data, tier=tier).passed
+
+
+def test_the_nan_rules_give_the_codes_their_hardware_gives():
+    """payload: x86/numpy's quiet NaN codes; canonical: NVIDIA's 0x7FFFFFFF (+2 whatever the sign);
+    saturate: +-6 by the NaN's sign. Scales never depend on the rule."""
+    A = torch.zeros((1, 32), dtype=torch.bfloat16)
+    A[0, 0] = 1.0
+    A.view(torch.int16)[0, 1], A.view(torch.int16)[0, 2] = 0x7FC0, 0xFFC0 - 0x10000
+    codes = {rule: unpack_e2m1(quantize_mxfp4(A, nan=rule)[0])[0, 1:3].tolist() for rule in ("payload", "canonical", "saturate")}
+    assert codes == {"payload": [0x3, 0xB], "canonical": [0x4, 0x4], "saturate": [0x7, 0xF]}
+    assert len({quantize_mxfp4(A, nan=rule)[1].item() for rule in codes}) == 1
+    qx = (A.float() * 4.0)  # the CPU's own multiply keeps the payload: the payload rule is what it computes
+    assert qx.view(torch.int32)[0, 1].item() == 0x7FC00000
+
+
+def test_scale_byte_zero_may_read_as_zero_only_where_tritons_software_dot_scaled_runs():
+    """Subnormal blocks quantize to scale byte 0 (2^-127); Triton's tl.dot_scaled lowering on sm_90 reads
+    it as 0. The nvidia tier accepts both products, the others only 2^-127; NaN leaking in fails anywhere."""
+    from fuzz.oracle import check_product
+    from reference import exact_gemm_from_inputs, round_to_bf16
+
+    data = Case(3, 64, 128, a_regime="subnormal", b_regime="randn", b_exponent=100, seed=4).build()[0]
+    flushed = round_to_bf16(exact_gemm_from_inputs(data, byte0="zero").value).to(torch.bfloat16)
+    exact = round_to_bf16(exact_gemm_from_inputs(data).value).to(torch.bfloat16)
+    assert not torch.equal(flushed, exact)
+    assert check_product(flushed, data, tier="nvidia").passed and check_product(exact, data, tier="nvidia").passed
+    verdict = check_product(flushed, data, tier="nvidia")
+    assert not check_product(flushed, data, tier="cpu").passed and not check_product(flushed, data, tier="amd").passed
+    leaked = flushed.clone()
+    leaked[0, 0] = float("nan")
+    assert not check_product(leaked, data, tier="nvidia").passed
+    assert verdict.details["alternatives_matched"] == ["canonical/zero"] and "E8M0 byte 0 = 0" in verdict.summary
