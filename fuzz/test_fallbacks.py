@@ -396,11 +396,13 @@ def test_trace_shows_the_fused_kernel_and_its_constexprs(shape, seed):
     assert [(e.kind, e.name) for e in trace.events] == [("path", "fused"), ("triton", "fused_mxfp4_gemm_kernel")]
     kernel = trace.events[1]
     assert kernel.depth == 1 and kernel.grid == cfg.grid(m, n)
-    assert {k: kernel.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLITS")} == {
-        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "SPLITS": cfg.splits}
+    assert {k: kernel.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "PARTIALS")} == {
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "PARTIALS": cfg.splits > 1}
+    assert kernel.scalars == {"M": m, "N": n, "K": k, "SCALE_COLS": data[4].shape[1] * 32, "SPLIT_K": cfg.split_k or k}
     assert kernel.options["num_warps"] == cfg.num_warps
     line = trace.render().splitlines()[1]
-    assert line.startswith(f"  fused_mxfp4_gemm_kernel[grid=({cfg.grid(m, n)[0]},)] BLOCK_M={cfg.block_m} BLOCK_N={cfg.block_n}")
+    tiles, stripes = cfg.grid(m, n)
+    assert line.startswith(f"  fused_mxfp4_gemm_kernel[grid=({tiles},{stripes})] BLOCK_M={cfg.block_m} BLOCK_N={cfg.block_n}")
     assert "QUANTIZER=" in line and f"num_warps={cfg.num_warps}" in line
 
 
@@ -412,7 +414,8 @@ def test_trace_shows_the_failed_path_and_the_one_that_served():
     lines = trace.render().splitlines()
     assert lines[0].startswith("path fused [fault fused:raise(ValueError)] !! ValueError: injected fault")
     assert lines[1].startswith("path fused-splitk -> BM16xBN32xBK256 splits=2")
-    assert lines[2].startswith("  fused_mxfp4_gemm_kernel[grid=(4,)] BLOCK_M=16 BLOCK_N=32 BLOCK_K=256 SPLITS=2 SPLIT_K=256")
+    assert lines[2].startswith("  fused_mxfp4_gemm_kernel[grid=(2,2)] BLOCK_M=16 BLOCK_N=32 BLOCK_K=256 PARTIALS=True")
+    assert " M=3 N=64 K=512 SCALE_COLS=512 SPLIT_K=256 " in lines[2]
     hooks = _hooks()
     with pytest.raises(NoPathError), trace_calls():
         faults.faulty_dispatcher("fused:unavailable", [fused.PATH])(data)
@@ -432,7 +435,7 @@ def test_a_trace_opened_inside_a_traced_call_renders_from_its_own_top():
     with trace_calls() as outer:
         dispatch.Dispatcher([FunctionPath("traced", fused.requirements, traced_run)])(data)
     assert [e.depth for e in outer.events] == [0, 1]
-    assert inner[0].render().startswith("fused_mxfp4_gemm_kernel[grid=(1,)] BLOCK_M=16")
+    assert inner[0].render().startswith("fused_mxfp4_gemm_kernel[grid=(1,1)] BLOCK_M=16")
     assert outer.render().splitlines()[1] == "  " + inner[0].render()
 
 
@@ -476,10 +479,10 @@ def test_trace_sees_a_submissions_aiter_imports_and_its_own_kernels(tmp_path, mo
         spec.loader.exec_module(sub)
         original = sub.gemm_fake
         with trace_calls() as trace:
-            y = sub.custom_kernel((torch.ones(2, 64, dtype=torch.bfloat16),))
+            y = sub.custom_kernel((torch.ones(2, 64, dtype=torch.bfloat16, device=DEVICE),))
     finally:
         imported = {name: sys.modules.pop(name, None) for name in names}
-    assert torch.equal(y, torch.full((2, 64), 5.0))
+    assert torch.equal(y.cpu(), torch.full((2, 64), 5.0))
     assert trace.render().splitlines() == [
         "aiter fake_mxfp4_quant(x=f32[2,64]) -> f32[2,64]",
         "aiter gemm_fake(x=f32[2,64], config={BLOCK_SIZE_M: 16}) -> f32[2,64]",

@@ -5,12 +5,14 @@ grid) ran while a subject was called: our ``kernels`` dispatcher or a submission
         y = subject(data)
     print(trace.render())
     # path fused -> BM16xBN64xBK256 splits=1 w4
-    #   fused_mxfp4_gemm_kernel[grid=(1,)] BLOCK_M=16 BLOCK_N=64 BLOCK_K=256 SPLITS=1 ... num_warps=4
+    #   fused_mxfp4_gemm_kernel[grid=(1,1)] BLOCK_M=16 BLOCK_N=64 BLOCK_K=256 PARTIALS=False ... K=256 SPLIT_K=256 num_warps=4
 
 Hooks, all removed on exit (nothing stays patched, even when the block raises):
 * Triton launches: ``JITFunction.run`` (compiled) and ``InterpretedFunction.run`` (TRITON_INTERPRET=1,
   where ``@triton.jit`` returns an InterpretedFunction), so autotuned/heuristic kernels are seen with
-  their final config. Kernel name, resolved grid, constexpr arguments and launch options are recorded.
+  their final config. Kernel name, resolved grid, constexpr arguments, runtime int arguments named in
+  capitals (shapes and stripe lengths that are deliberately not constexprs: M, K, SPLIT_K) and
+  launch options are recorded.
 * aiter (real or emulated): every public callable whose name matches AITER_NAMES (gemm, quant,
   shuffle) on an ``aiter.*`` module is wrapped and rebound wherever a loaded module holds it
   (``aiter.gemm_a4w4``, and a submission's own ``from aiter import gemm_a4w4``). aiter modules first
@@ -59,6 +61,7 @@ class Event:
     args: str = ""  # aiter: argument summary
     grid: tuple | None = None  # triton
     constexprs: dict = field(default_factory=dict)  # triton
+    scalars: dict = field(default_factory=dict)  # triton: runtime int arguments named in capitals (M, K, SPLIT_K, ...)
     options: dict = field(default_factory=dict)  # triton launch options (num_warps, ...)
     detail: str = ""  # path: injected fault; served config
     result: str = ""
@@ -69,7 +72,7 @@ class Event:
         pad = "  " * self.depth
         if self.kind == "triton":
             grid = "?" if self.grid is None else "(" + ",".join(map(str, self.grid)) + ("," if len(self.grid) == 1 else "") + ")"
-            conf = " ".join(f"{k}={_fmt(v)}" for k, v in {**self.constexprs, **self.options}.items())
+            conf = " ".join(f"{k}={_fmt(v)}" for k, v in {**self.constexprs, **self.scalars, **self.options}.items())
             text = f"{self.name}[grid={grid}] {conf}".rstrip()
         elif self.kind == "aiter":
             text = f"aiter {self.name}({self.args})" + (f" -> {self.result}" if self.result else "")
@@ -151,6 +154,10 @@ def _constexpr_names(fn) -> set:
     return {name for name, ann in annotations.items() if "constexpr" in str(ann)}
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def _launch_hook(original):
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
@@ -171,6 +178,7 @@ def _launch_hook(original):
         const = _constexpr_names(fn)
         event = Event("triton", fn.__name__, 0, grid=resolved,
                       constexprs={k: v for k, v in named.items() if k in const},
+                      scalars={k: v for k, v in named.items() if k not in const and k.isupper() and _is_int(v)},
                       options={k: v for k, v in kwargs.items() if k not in params})
         return _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
 

@@ -33,12 +33,20 @@ class FusedConfig:
     cache_modifier: str = ""  # "" or ".cg" for the weight stream
 
     def grid(self, m: int, n: int) -> tuple:
-        return (self.splits * math.ceil(m / self.block_m) * math.ceil(n / self.block_n),)
+        """(output tiles, K stripes): program (t, s) computes stripe s of tile t."""
+        return (math.ceil(m / self.block_m) * math.ceil(n / self.block_n), self.splits)
 
     def stripes(self, k: int):
         """[(k_start, k_end)] of each split; they tile [0, k) exactly."""
         step = self.split_k or k
         return [(s * step, min((s + 1) * step, k)) for s in range(self.splits)]
+
+    def compile_key(self) -> tuple:
+        """What the fused kernel is compiled for: tile sizes, warps, stages, cache modifier and whether
+        K is striped. Configs with equal keys share compiled kernels (the stripe count and length are
+        runtime values); see kernels.fused for the few variants a key may compile."""
+        return (self.block_m, self.block_n, self.block_k, self.splits > 1, self.num_warps, self.num_stages,
+                self.cache_modifier)
 
     def describe(self) -> str:
         return f"BM{self.block_m}xBN{self.block_n}xBK{self.block_k} splits={self.splits} w{self.num_warps}"

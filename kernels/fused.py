@@ -4,6 +4,12 @@ shuffled E8M0 scales are unshuffled in registers, and ``tl.dot_scaled`` accumula
 Optional K striping (split-K): each stripe writes an fp32 partial [M, N] and a fold (kernels.fold)
 reduces them with one RNE rounding. Without striping the kernel rounds to bf16 itself.
 
+Compile cost is bounded by configs, not shapes: M, N, K and the stripe length are runtime arguments and
+the stripe count is the grid's second axis; the constexprs are the tile sizes and the modes (quantizer,
+cache modifier, whether stripes write fp32 partials). M is not specialized at all and A's K stride only
+on == 1, so a config compiles at most 6 variants: A 16-byte aligned or not x A's strides (K-contiguous,
+transposed, transposed with M = 1). The task's contiguous, aligned A gives exactly one.
+
 Tails: rows >= M, columns >= N and K elements >= K are masked; B scale bytes beyond K (the padding
 of ``e8m0_shuffle``, uninitialised memory in the real task) are replaced by 127 so that a NaN byte
 there cannot poison the zero codes it multiplies.
@@ -31,18 +37,21 @@ QUANTIZERS = ("portable", "gfx950")
 NEUTRAL_SCALE = tl.constexpr(127)  # 2^0: what a padding scale byte becomes where the codes are masked to zero
 
 
-@triton.jit
+# Triton specializes int arguments on == 1 and % 16 == 0 by default, i.e. one compile per class of value.
+# M gains nothing from it; A's K stride needs the == 1 case (vector loads along K), not its divisibility
+# (transposed A: it is M). Every other shape-dependent argument is a multiple of 16 in every launch (N, K,
+# SCALE_COLS, SPLIT_K, the other strides) or 1. The stripe index is the grid's second axis, so the
+# stripe count is no argument at all (a runtime modulo costs gfx950 scalar registers it does not have).
+@triton.jit(do_not_specialize=["M"], do_not_specialize_on_alignment=["stride_ak"])
 def fused_mxfp4_gemm_kernel(
     a_ptr, w_ptr, s_ptr, y_ptr,
-    M, N, K, SCALE_COLS,
+    M, N, K, SCALE_COLS, SPLIT_K,
     stride_am, stride_ak, stride_wn, stride_wk, stride_sn, stride_sk,
     stride_ys, stride_ym, stride_yn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    SPLITS: tl.constexpr, SPLIT_K: tl.constexpr, QUANTIZER: tl.constexpr, CACHE_MODIFIER: tl.constexpr,
+    PARTIALS: tl.constexpr, QUANTIZER: tl.constexpr, CACHE_MODIFIER: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    pid_s = pid % SPLITS
-    tile = pid // SPLITS
+    tile = tl.program_id(0)
     num_n = tl.cdiv(N, BLOCK_N)
     pid_m = tile // num_n
     pid_n = tile % num_n
@@ -55,8 +64,14 @@ def fused_mxfp4_gemm_kernel(
     offs_wk = tl.arange(0, BLOCK_K * 8)  # BLOCK_K/2 bytes per row x 16 rows per shuffled row
     offs_g = tl.arange(0, BLOCK_K // 32)
 
-    k_begin = pid_s * SPLIT_K
-    k_end = tl.minimum(k_begin + SPLIT_K, K)
+    if PARTIALS:
+        pid_s = tl.program_id(1)
+        k_begin = pid_s * SPLIT_K
+        k_end = tl.minimum(k_begin + SPLIT_K, K)
+    else:
+        pid_s = 0
+        k_begin = 0
+        k_end = K
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(k_begin, k_end, BLOCK_K):
         a_mask = (rows[:, None] < M) & (k0 + offs_k[None, :] < K)
@@ -81,10 +96,10 @@ def fused_mxfp4_gemm_kernel(
 
     y_mask = (rows[:, None] < M) & (cols[None, :] < N)
     y_ptrs = y_ptr + pid_s * stride_ys + rows[:, None].to(tl.int64) * stride_ym + cols[None, :] * stride_yn
-    if SPLITS == 1:
-        tl.store(y_ptrs, bf16_bits_rne(acc), mask=y_mask)  # y_ptr is the uint16 view of the bf16 output
-    else:
+    if PARTIALS:
         tl.store(y_ptrs, acc, mask=y_mask)
+    else:
+        tl.store(y_ptrs, bf16_bits_rne(acc), mask=y_mask)  # y_ptr is the uint16 view of the bf16 output
 
 
 def _install_asm_model_if_interpreting(quantizer: str) -> None:
@@ -130,9 +145,10 @@ def fused_gemm(A, B_shuffle, B_scale_sh, n: int, cfg: configs.FusedConfig | None
     _install_asm_model_if_interpreting(quantizer)
     fused_mxfp4_gemm_kernel[cfg.grid(m, n)](
         A, w, s, out if cfg.splits > 1 else out.view(torch.uint16), m, n, k, cols_pad * 32,
+        cfg.split_k or k,
         A.stride(0), A.stride(1), w.stride(0), w.stride(1), s.stride(0), s.stride(1), *strides,
         BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
-        SPLITS=cfg.splits, SPLIT_K=cfg.split_k or k, QUANTIZER=quantizer, CACHE_MODIFIER=cfg.cache_modifier,
+        PARTIALS=cfg.splits > 1, QUANTIZER=quantizer, CACHE_MODIFIER=cfg.cache_modifier,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     if cfg.splits > 1:

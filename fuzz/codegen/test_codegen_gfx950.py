@@ -38,8 +38,24 @@ def test_launch_is_specialized_like_a_gpu_launch(compiled):
         assert all(r["signature"][s] == "constexpr" for s in ("stride_ak", "stride_wk", "stride_sk", "stride_yn"))
         assert {"a_ptr", "w_ptr", "s_ptr", "y_ptr", "N", "stride_am", "stride_wn", "stride_sn"} <= set(r["divisible"])
     assert split["signature"]["y_ptr"] == "*fp32" and whole["signature"]["y_ptr"] == "*u16"
-    assert "M" in split["divisible"] and "M" not in whole["divisible"]  # M = 16 vs M = 7
-    assert single_row["signature"]["M"] == "constexpr"
+    # shape-dependent values are runtime arguments and M is never specialized (one compile per config)
+    for r in (split, whole, single_row):
+        assert all(r["signature"][p] == "i32" for p in ("M", "N", "K", "SPLIT_K")), r["signature"]
+        assert "M" not in r["divisible"]
+    assert "SPLIT_K" in split["divisible"] and "K" in whole["divisible"]
+
+
+def test_shapes_of_one_compile_key_get_one_specialization(compiled):
+    """Every shipped shape whose config has the same compile key (tiles, warps, stages, cache modifier,
+    striped or not) is bound by Triton to the same signature and divisibility: one compile, not one per
+    shape or per stripe length."""
+    groups = {}
+    for case in CASES:
+        r = compiled[case.key]
+        key = (case.quantizer, case.config.compile_key())
+        groups.setdefault(key, set()).add((tuple(sorted(r["signature"].items())), tuple(sorted(r["divisible"]))))
+    assert any(len([c for c in CASES if (c.quantizer, c.config.compile_key()) == key]) > 2 for key in groups)
+    assert {key: len(specializations) for key, specializations in groups.items()} == {key: 1 for key in groups}
 
 
 def test_no_regression_against_the_baseline(compiled):
