@@ -97,8 +97,24 @@ def pytest_collection_modifyitems(config, items):
         items[:] = replay + [i for i in items if i not in replay]
 
 
+def share_compile_caches() -> dict:
+    """One Triton cache and one torch-extension build directory for every process of a run: this one,
+    the submission worker (a fresh module per example), mutant runs and xdist workers inherit them, so
+    a kernel is compiled once and then loaded. They live under $MXFP4_FUZZ_CACHE (default
+    ~/.cache/mxfp4-fuzz) and persist, keyed by source and versions; a value already set wins."""
+    import os
+    from pathlib import Path
+
+    root = Path(os.environ.get("MXFP4_FUZZ_CACHE") or Path.home() / ".cache" / "mxfp4-fuzz")
+    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
+    return {name: os.environ[name] for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR")}
+
+
 def pytest_configure(config):
     from reference.emulation.select import use_aiter
+
+    share_compile_caches()  # before any launch: Triton reads the variable when it first compiles
 
     try:
         use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation
@@ -134,6 +150,10 @@ def pytest_report_header(config):
     aiter = current()
     aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
     lines = [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
+    if not detect().interpreter:
+        caches = share_compile_caches()
+        lines.append(f"mxfp4-fuzz: compile caches (shared with workers): triton {caches['TRITON_CACHE_DIR']}, "
+                     f"torch extensions {caches['TORCH_EXTENSIONS_DIR']}")
     if detect().interpreter:
         from reference.emulation import triton_interpreter
 

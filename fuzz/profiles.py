@@ -5,6 +5,8 @@ deep: long exploration; gpu: compiled kernels are fast, so many more examples.
 """
 from __future__ import annotations
 
+import contextlib
+
 from hypothesis import HealthCheck, Phase, settings
 
 _COMMON = dict(
@@ -45,6 +47,18 @@ def load(name: str | None, database=None) -> None:
     else:
         settings.load_profile(name)
     _active = name
+
+
+@contextlib.contextmanager
+def shape_caps_of(name: str):
+    """Within the block, ``shape_caps()`` are profile ``name``'s (Hypothesis's settings are untouched):
+    for tools that draw the suite's cases outside pytest (fuzz.bench.gpu_run)."""
+    global _active
+    previous, _active = _active, name
+    try:
+        yield SHAPE_CAPS[name]
+    finally:
+        _active = previous
 
 
 def active() -> str:

@@ -386,10 +386,11 @@ class Case:
         """-> (data, meta). data = (A, B, B_q, B_shuffle, B_scale_sh) as the task passes it; A in this
         case's layout, B quantized by the reference. K % 64 != 0 (beyond the contract) has no
         (16, 16)-shuffled weight: B_shuffle is None there. Values are drawn on the CPU, so a case means
-        the same tensors on every device."""
+        the same tensors on every device; B (finite, no NaN) is quantized on ``device``, where the
+        reference's integer and power-of-two arithmetic gives the same bytes (and is fast on a GPU)."""
         gen = torch.Generator().manual_seed(self.seed)
         a_values = place_specials(regime_values(self.a_regime, gen, self.m, self.k, self.a_exponent), self.specials)
-        B = regime_values(self.b_regime, gen, self.n, self.k, self.b_exponent)
+        B = regime_values(self.b_regime, gen, self.n, self.k, self.b_exponent).to(device)
         fill = 0 if self.scale_pad_fill == "random" else self.scale_pad_fill
         if self.k % 64 == 0:
             _, B, B_q, B_shuffle, B_scale_sh = quantize_weights(a_values, B, fill)
@@ -412,11 +413,13 @@ class Case:
 
 
 def _randomise_scale_padding(B_scale_sh: torch.Tensor, n: int, k: int, gen: torch.Generator) -> None:
-    """Overwrite the padding bytes of a shuffled scale tensor in place with random bytes."""
+    """Overwrite the padding bytes of a shuffled scale tensor in place with random bytes (drawn from the
+    CPU generator ``gen``, whatever B_scale_sh's device)."""
     # Shuffling a marker shows where the padding lands in the shuffled order.
     is_pad = e8m0_shuffle(torch.zeros((n, k // BLOCK), dtype=torch.uint8), fill=1) == 1
     raw = B_scale_sh.view(torch.uint8)
-    raw[is_pad] = torch.randint(0, 256, (int(is_pad.sum()),), generator=gen).to(torch.uint8)
+    fill = torch.randint(0, 256, (int(is_pad.sum()),), generator=gen).to(torch.uint8)
+    raw[is_pad.to(raw.device)] = fill.to(raw.device)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -113,31 +113,45 @@ def test_gpu_run_smoke_writes_its_report(tmp_path, monkeypatch, request):
     from fuzz.bench import gpu_run
 
     monkeypatch.setenv("OUT", str(tmp_path))
-    assert gpu_run.main(["--smoke", "--paths", "fused", "--fuzz-seconds", "1",
-                         "--aiter", request.config.getoption("--aiter", default="auto")]) == 0
+    assert gpu_run.main(["--smoke", "--parts", "fuzz,compile,bench", "--subjects", "fused", "--paths", "fused",
+                         "--fuzz-seconds", "1", "--aiter", request.config.getoption("--aiter", default="auto")]) == 0
     report = json.loads((tmp_path / "gpu_run.json").read_text())
     fuzzed = report["fuzz"]["fused"]
     assert fuzzed["examples"] > 0 and fuzzed["failed"] == fuzzed["errored"] == 0
-    assert [r["outside_bound"] for r in report["bench"]] == [0]
-    assert json.loads((tmp_path / "bench.json").read_text())["results"] == report["bench"]
+    assert report["compile"]["shapes"] == 5 and report["compile"]["within_bound"]
+    assert [r["outside_bound"] for r in report["bench"]["records"]] == [0]
+    assert json.loads((tmp_path / "bench.json").read_text())["results"] == report["bench"]["records"]
 
 
-def test_fuzz_loop_counts_wrong_answers_errors_and_declined_shapes():
+def test_fuzz_loop_counts_wrong_answers_and_errors_with_the_suites_judge():
+    from fuzz import profiles
     from fuzz.bench import gpu_run
-    from kernels.path import FunctionPath, PathUnavailable, RunInfo
+    from fuzz.subjects import Subject
+    from kernels.path import RunInfo
 
     def ones(data):
         return torch.ones(data[0].shape[0], data[3].shape[0], dtype=torch.bfloat16), RunInfo("ones")
 
-    def declines(data):
-        raise PathUnavailable("not this shape")
-
     def crashes(data):
         raise RuntimeError("boom")
 
-    wrong = gpu_run.fuzz_path(FunctionPath("ones", lambda: (True, ""), ones), 0.5, seed=1, smoke=True)
-    assert wrong["examples"] > 0 and wrong["failed"] == wrong["examples"] and wrong["failures"][0]["outside_bound"] > 0
-    declined = gpu_run.fuzz_path(FunctionPath("no", lambda: (True, ""), declines), 0.2, seed=1, smoke=True)
-    assert declined["unsupported"] > 0 and declined["examples"] == declined["errored"] == 0
-    crashed = gpu_run.fuzz_path(FunctionPath("crash", lambda: (True, ""), crashes), 0.2, seed=1, smoke=True)
-    assert crashed["errored"] > 0 and "boom" in crashed["errors"][0]["error"] and len(crashed["errors"]) <= gpu_run.KEEP
+    with profiles.shape_caps_of("smoke"):
+        wrong = gpu_run.fuzz_subject(Subject("ones", "ones", lambda: (True, ""), ones), 0.5, seed=1)
+        crashed = gpu_run.fuzz_subject(Subject("crash", "crash", lambda: (True, ""), crashes), 0.2, seed=1)
+    assert wrong["examples"] > 0 and wrong["failed"] == wrong["examples"]
+    assert wrong["failures"][0].startswith("FAIL product: subject ones")
+    assert crashed["errored"] > 0 and crashed["examples"] == 0 and "boom" in crashed["errors"][0]["error"]
+    assert len(crashed["errors"]) <= gpu_run.KEEP
+
+
+def test_junit_totals_and_skip_reasons(tmp_path):
+    from fuzz.bench import gpu_run
+
+    (tmp_path / "j.xml").write_text(
+        '<testsuites><testsuite><testcase classname="a" name="t1" time="1.5"/>'
+        '<testcase classname="a" name="t2" time="0.1"><skipped message="no GPU here"/></testcase>'
+        '<testcase classname="b" name="t3" time="2"><failure message="boom">trace</failure></testcase>'
+        '</testsuite></testsuites>')
+    r = gpu_run.parse_junit(tmp_path / "j.xml")
+    assert (r["passed"], r["failed"], r["skipped"]) == (1, 1, 1)
+    assert r["skips"] == {"no GPU here": ["a::t2"]} and r["failures"][0]["test"] == "b::t3"
