@@ -6,7 +6,8 @@ triton_interpreter.activate()  # before Triton is imported: it fixes interpreted
 import torch  # noqa: E402
 import triton  # noqa: E402
 
-from .._triton_kernels.quant.quant import _dynamic_mxfp4_quant_kernel, _mxfp4_quant_op
+from .. import _vectorized  # noqa: E402
+from .._triton_kernels.quant.quant import _dynamic_mxfp4_quant_kernel, _mxfp4_quant_op  # noqa: E402
 
 __all__ = ["dynamic_mxfp4_quant", "_mxfp4_quant_op"]
 
@@ -16,6 +17,8 @@ def dynamic_mxfp4_quant(x: torch.Tensor, scaling_mode: str = "even"):
     [M, cdiv(N, 32)] with strides (1, M)). ``scaling_mode`` is ignored, as in aiter."""
     M, N = x.shape
     assert (N // 2) % 2 == 0
+    if _vectorized.serves(x) and N % 32 == 0:
+        return _vectorized.dynamic_mxfp4_quant(x)
     group = 32
     x_fp4 = torch.empty((M, N // 2), dtype=torch.uint8, device=x.device)
     # Allocated transposed, so the scales come back column-major like aiter's.

@@ -8,6 +8,7 @@ from typing import Optional
 import torch
 
 from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import _gemm_a16wfp4_kernel, _gemm_a16wfp4_preshuffle_kernel, _get_config
+from ... import _vectorized
 from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _outputs, _reduce
 
 
@@ -24,6 +25,8 @@ def gemm_a16wfp4(
 
     atomic_add: programs add into y (zeroed when allocated here) instead of split-K partials + reduce.
     """
+    if _vectorized.serves(x, w, w_scales, y) and not atomic_add:
+        return _vectorized.gemm_a16wfp4(x, w, w_scales, dtype, y)
     M, K = x.shape
     N, K = w.shape
     w = w.T
@@ -62,6 +65,8 @@ def gemm_a16wfp4_preshuffle(
     e8m0_shuffle(scales) viewed (N_pad//32, 32*cols_pad) uint8. Returns y [M, N], or the fp32 partials
     [NUM_KSPLIT, M, N] when skip_reduce and the config splits K. y, when given, sets the output dtype."""
     assert prequant, "prequant == False is not supported yet"
+    if _vectorized.serves(x, w, w_scales, y) and not skip_reduce:
+        return _vectorized.gemm_a16wfp4_preshuffle(x, w, w_scales, dtype, y)
     M, _ = x.shape
     N, K = w.shape
     N, K = N * 16, K // 16  # K in bytes

@@ -9,6 +9,7 @@ triton_interpreter.activate()  # before Triton is imported: it fixes interpreted
 import torch  # noqa: E402
 import triton  # noqa: E402
 
+from ... import _vectorized  # noqa: E402
 from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import get_splitk as _search_splitk  # noqa: E402
 from ..._triton_kernels.gemm.basic.gemm_afp4wfp4 import (  # noqa: E402
     _gemm_afp4wfp4_kernel,
@@ -84,6 +85,8 @@ def gemm_afp4wfp4(
 ) -> torch.Tensor:
     """Y = X @ W^T for MXFP4 x [M, K/2] with scales [M, K/32] and w [N, K/2] with scales [N, K/32] (all
     unshuffled uint8). Returns y [M, N], or the fp32 partials [NUM_KSPLIT, M, N] when skip_reduce splits."""
+    if _vectorized.serves(x, w, x_scales, w_scales, y) and not skip_reduce:
+        return _vectorized.gemm_afp4wfp4(x, w, x_scales, w_scales, dtype, y)
     M, K = x.shape
     N, K = w.shape
     w = w.T
