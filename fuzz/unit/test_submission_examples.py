@@ -334,3 +334,22 @@ def test_the_report_says_the_cuda_device_was_stood_in_by_the_cpu(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert data["cpu_tier"]["device_emulated"] is True
     assert "CUDA device stood in by the CPU" in done.stdout
+
+
+SEED_AITER = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "seed2_previous_aiter_submission.py"
+
+
+@pytest.mark.skipif(not SEED_AITER.exists(), reason="../shared/seeds is not here (the project's seed submissions)")
+def test_the_previous_aiter_seed_loads_and_gets_verdicts(tmp_path):
+    """The older aiter-helper submission this project started from: module-level prewarm on "cuda",
+    a HIP load_inline merger with a fallback, aiter's internal kernel launched directly. It loads on the
+    CPU tier and gets real verdicts (its own bugs off the official shapes are its business)."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "fuzz.cli", "check", str(SEED_AITER), "--aiter", "emulated",
+               "--report", str(report), "--", "-k", "loads or official"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    data = json.loads(report.read_text())
+    verdicts = {v["verdict"]: v for v in data["verdicts"]}
+    assert verdicts["loads"]["status"] == "PASS", done.stdout + done.stderr
+    assert verdicts["official"]["status"] == "PASS", verdicts["official"]
+    assert data["cpu_tier"]["device_emulated"] is True
