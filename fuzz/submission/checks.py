@@ -202,6 +202,7 @@ TIER_LIMIT_TYPES = {
     "RocmUnavailable": "not runnable on this tier: needs hipcc / a ROCm GPU",
     "NotModelledOnCpu": "not runnable on this tier: uses a CUDA API the CPU tier does not model",
     "AiterNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
+    "AiterAttributeNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
 }
 
 

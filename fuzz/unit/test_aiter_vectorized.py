@@ -1,8 +1,6 @@
 """aiter's public Triton API served by PyTorch on the CPU tier (aiter/ops/triton/_vectorized.py): the
 same quantization bits and the same output layout as the emulated kernels, every GEMM inside the
-oracle's bound, a caller's ``y`` written in place; and how much faster it is than interpreting."""
-import time
-
+oracle's bound, a caller's ``y`` written in place. (How much faster it is: docs/aiter_emulation.md.)"""
 import pytest
 import torch
 
@@ -64,7 +62,10 @@ def test_the_public_gemms_meet_the_bound_in_both_modes(m, n, k):
     for name, call in calls.items():
         for mode_name, out in both_modes(call).items():
             assert out.dtype == torch.bfloat16 and out.shape == (m, n), (name, mode_name)
-            assert_within_bound(out, exact, "rne", splits=8)
+            try:
+                assert_within_bound(out, exact, "rne", splits=8)
+            except AssertionError as error:
+                raise AssertionError(f"{name}, {mode_name}: {error}") from None
 
 
 def test_a_callers_y_is_written_in_place():
@@ -93,21 +94,3 @@ def test_split_k_partials_asked_for_are_still_the_kernels():
     finally:
         vectorized.set_mode("kernels")
     assert partials.shape == (2, 4, 64) and partials.dtype == torch.float32
-
-
-def test_vectorized_is_much_faster_than_interpreting_the_kernel():
-    """A measurement (printed), with a floor far below what is seen, so a regression to interpreting fails."""
-    data = generate_input(16, 256, 1536, seed=1)  # an official M and K, N reduced as on the CPU tier
-    views = b_views(data)
-    seconds = {}
-    for m in ("kernels", "vectorized"):
-        vectorized.set_mode(m)
-        try:
-            start = time.perf_counter()
-            a16wfp4.gemm_a16wfp4_preshuffle(data[0], views["shuffled"], views["shuffled_scales"])
-            seconds[m] = time.perf_counter() - start
-        finally:
-            vectorized.set_mode("kernels")
-    print(f"gemm_a16wfp4_preshuffle 16x256x1536: kernels {seconds['kernels']:.2f} s, "
-          f"vectorized {seconds['vectorized']:.4f} s ({seconds['kernels'] / seconds['vectorized']:.0f}x)")
-    assert seconds["vectorized"] * 5 < seconds["kernels"]

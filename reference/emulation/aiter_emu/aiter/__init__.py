@@ -15,3 +15,11 @@ from .utility import dtypes  # noqa: F401
 from .ops import triton as _ops_triton  # noqa: F401  (aiter imports its Triton package with the top level)
 
 logger = logging.getLogger("aiter")
+
+from . import _not_emulated  # noqa: E402
+
+_not_emulated.install()
+
+
+def __getattr__(name):
+    raise _not_emulated.missing_attribute(name)
