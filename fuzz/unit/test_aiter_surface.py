@@ -3,18 +3,11 @@ ModuleNotFoundError; aiter's config directory exists and a JSON file written the
 reads it. Runs in a fresh interpreter: selecting an aiter changes process-wide imports."""
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from fuzz.unit.fresh_process import ROOT, run_fresh
 
 
-def run_script(body: str) -> subprocess.CompletedProcess:
-    script = "from reference.emulation.select import use_aiter\nuse_aiter('emulated')\nimport aiter\n" + \
-        textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def run_script(body: str):
+    return run_fresh("from reference.emulation.select import use_aiter\nuse_aiter('emulated')\nimport aiter\n", body)
 
 
 def test_a_real_aiter_module_or_name_the_emulation_lacks_is_named():

@@ -2,23 +2,16 @@
 fresh interpreter: installing it changes process-wide torch state, which must not leak into the suite."""
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+from fuzz.unit.fresh_process import run_fresh
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the stand-in is for machines without a GPU")
 
 
-def run_script(body: str) -> subprocess.CompletedProcess:
-    script = "import kernels\nfrom reference.emulation import cuda_on_cpu\nassert cuda_on_cpu.install()\n" + \
-        textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def run_script(body: str):
+    return run_fresh("import kernels\nfrom reference.emulation import cuda_on_cpu\nassert cuda_on_cpu.install()\n", body)
 
 
 def test_tensors_put_on_cuda_live_on_the_cpu():

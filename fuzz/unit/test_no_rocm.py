@@ -2,17 +2,11 @@
 a machine without ROCm, and the attempt is remembered. Run in a fresh interpreter (process-wide patches)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from fuzz.unit.fresh_process import run_fresh
 
 
-def run_script(body: str) -> subprocess.CompletedProcess:
-    script = "from reference.emulation import no_rocm\nassert no_rocm.install()\n" + textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def run_script(body: str):
+    return run_fresh("from reference.emulation import no_rocm\nassert no_rocm.install()\n", body)
 
 
 def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
