@@ -5,8 +5,12 @@ switched on before any ``@triton.jit`` decoration.
 """
 import pytest
 
-import kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
-from fuzz import profiles
+from fuzz import parallel
+
+parallel.pin_this_worker()  # an xdist worker: its own device and thread share, before kernels imports torch
+
+import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
+from fuzz import profiles  # noqa: E402
 
 pytest_plugins = ("fuzz.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
 
@@ -95,6 +99,12 @@ def pytest_collection_modifyitems(config, items):
         items[:] = replay
     else:
         items[:] = replay + [i for i in items if i not in replay]
+    if parallel.worker_id() is not None:  # under xdist the longest tests start first, so none is the tail
+        items.sort(key=lambda i: 0 if i in replay else 1 if i.originalname in LONGEST_TESTS else 2)
+
+
+# The longest tests (smoke, 2-core CPU: 10 to 35 s a path; a mutant is a suite run, 20 to 60 s)
+LONGEST_TESTS = ("test_mutant_is_killed", "test_path_output_within_the_bound")
 
 
 def share_compile_caches() -> dict:
@@ -115,6 +125,7 @@ def pytest_configure(config):
     from reference.emulation.select import use_aiter
 
     share_compile_caches()  # before any launch: Triton reads the variable when it first compiles
+    parallel.configure(config)  # -n K: device plan for the workers, scheduler, refuses the benchmarks
 
     try:
         use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation
@@ -150,6 +161,8 @@ def pytest_report_header(config):
     aiter = current()
     aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
     lines = [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
+    if parallel.describe(config):
+        lines.append(parallel.describe(config))
     if not detect().interpreter:
         caches = share_compile_caches()
         lines.append(f"mxfp4-fuzz: compile caches (shared with workers): triton {caches['TRITON_CACHE_DIR']}, "
@@ -162,11 +175,22 @@ def pytest_report_header(config):
     return lines
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if config.getoption("--mutants"):
-        from fuzz.test_mutants import RESULTS
+MUTANT_RESULTS = []  # MutantResult per mutant test, from the reports: xdist workers' too
 
-        if RESULTS:
-            terminalreporter.section("mutant kill table")
-            for r in RESULTS:
-                terminalreporter.write_line(r.row())
+
+def pytest_runtest_logreport(report):
+    for name, value in report.user_properties if report.when == "call" else ():
+        if name == "mutant_result":
+            from fuzz.mutants import MutantResult
+
+            MUTANT_RESULTS.append(MutantResult(**value))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if config.getoption("--mutants") and MUTANT_RESULTS:
+        from fuzz.mutants import MUTANTS
+
+        order = [m.name for m in MUTANTS]
+        terminalreporter.section("mutant kill table")
+        for r in sorted(MUTANT_RESULTS, key=lambda r: order.index(r.mutant) if r.mutant in order else len(order)):
+            terminalreporter.write_line(r.row())

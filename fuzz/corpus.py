@@ -50,10 +50,16 @@ def save(case: Case, card: FailureCard | None = None, directory: Path = CORPUS_D
         del card_json["case"]  # the file's case is the card's case
     text = json.dumps({"format": FORMAT_VERSION, "case": case.to_json(), "card": card_json}, indent=1, sort_keys=True)
     path = directory / f"{case.id()}.json"
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    os.replace(tmp, path)
+    # Written beside its final name and renamed over it: processes saving at once (xdist workers) never
+    # leave or read a half-written file, and the same case saved twice is one file (the same bytes).
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{case.id()}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 

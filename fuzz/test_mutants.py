@@ -1,11 +1,10 @@
 """Mutation self-check (``pytest fuzz --mutants``): each shipped mutant of kernels/ (fuzz/mutants.py)
 is applied to a copy of the repository and the fuzz suite is run against it; the suite must fail,
-for every mutant. Without --mutants these tests skip."""
+for every mutant. Without --mutants these tests skip. Each mutant is one test, so pytest-xdist
+(``-n K``) runs K mutants at once; the kill table (conftest) is built from the tests' reports."""
 import pytest
 
 from fuzz.mutants import MUTANTS, run_mutant
-
-RESULTS = []
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
@@ -13,5 +12,5 @@ def test_mutant_is_killed(mutant, request):
     if not request.config.getoption("--mutants"):
         pytest.skip("the mutation self-check runs with --mutants")
     result = run_mutant(mutant, "smoke")  # the kill must not need more than the pre-submission profile
-    RESULTS.append(result)
+    request.node.user_properties.append(("mutant_result", dict(result.__dict__)))  # to the kill table
     assert result.killed, f"mutant {mutant.name} ({mutant.bug_class}) survived: {result.killed_by}\n{result.card}"

@@ -203,7 +203,14 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     if config.getoption("--submission", default=None):
-        config.pluginmanager.register(SubmissionReporter(config), "mxfp4-fuzz-submission-reporter")
+        from fuzz.parallel import is_xdist_controller
+
+        if is_xdist_controller(config):  # the workers fuzz, the controller merges their reports
+            from fuzz.submission.merge import MergedSubmissionReporter
+
+            config.pluginmanager.register(MergedSubmissionReporter(config), "mxfp4-fuzz-submission-reporter")
+        else:
+            config.pluginmanager.register(SubmissionReporter(config), "mxfp4-fuzz-submission-reporter")
 
 
 def _session(config) -> SubmissionSession | None:
@@ -274,7 +281,13 @@ class SubmissionReporter:
             session.exitstatus = EXIT_NOT_RUN  # nothing failed, but not everything could run on this tier
         from fuzz import profiles
 
-        self.report_path.write_text(json.dumps(found.report(profiles.active()), indent=2, default=str) + "\n")
+        text = json.dumps(found.report(profiles.active()), indent=2, default=str)
+        if hasattr(self.config, "workeroutput"):  # an xdist worker: its part goes to the controller (merge.py)
+            from fuzz.submission.merge import WORKEROUTPUT_KEY
+
+            self.config.workeroutput[WORKEROUTPUT_KEY] = json.loads(text)
+        else:
+            self.report_path.write_text(text + "\n")
         found.runner.close()
 
     def pytest_terminal_summary(self, terminalreporter):

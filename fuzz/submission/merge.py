@@ -1,0 +1,136 @@
+"""One submission report from several pytest-xdist workers (``mxfp4-fuzz check FILE -- -n 2``).
+
+Each worker fuzzes the verdicts it was given with its own worker process of the submission and hands
+its partial report (the schema of ``SubmissionSession.report``) to the controller through xdist's
+``workeroutput``. The controller merges them into one report of the same schema, writes it, sets the
+exit code and prints the verdict table, as a serial run does:
+
+* the header (file, tier, device, aiter, load) comes from a worker that loaded the file;
+* verdicts in test order, one row each (a verdict two workers both recorded keeps the worse row);
+* counters (programs, restarts, timeouts, slow programs) add up; the CPU tier's notes are the union;
+  ``total_seconds`` is the controller's wall time.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+WORKEROUTPUT_KEY = "mxfp4_fuzz_submission_report"
+_HEADER = ("submission", "tier", "device", "aiter", "aiter_detail", "profile", "loaded", "load_error",
+           "documents_nondeterminism")
+_SUMMED = ("programs_run", "worker_restarts", "timeouts", "slow_programs", "too_slow_programs")
+_WORSE_FIRST = ("FAIL", "ERROR", "NOT RUN", "REPORTED", "PASS", "SKIP")
+
+
+def _rank(verdict: dict) -> int:
+    status = verdict["status"]
+    return _WORSE_FIRST.index(status) if status in _WORSE_FIRST else len(_WORSE_FIRST)
+
+
+def merge(partials: list, order: list, total_seconds: float) -> dict:
+    """The report of the whole run from the workers' ``partials``; ``order``: verdict names in test order."""
+    base = next((p for p in partials if p["loaded"] is not None), partials[0])
+    merged = {key: base[key] for key in _HEADER}
+    chosen: dict = {}
+    for partial in partials:
+        for verdict in partial["verdicts"]:
+            name = verdict["verdict"]
+            if name not in chosen or _rank(verdict) < _rank(chosen[name]):
+                chosen[name] = verdict
+    position = {name: i for i, name in enumerate(order)}
+    merged["verdicts"] = sorted(chosen.values(), key=lambda v: position.get(v["verdict"], len(position)))
+    autotune: dict = {}
+    for partial in partials:
+        for kernel, entry in partial["cpu_tier"]["autotune"].items():
+            into = autotune.setdefault(kernel, {"configs": entry["configs"], "checked": []})
+            into["checked"] = sorted(set(into["checked"]) | set(entry["checked"]))
+    merged["cpu_tier"] = {
+        "device_emulated": any(p["cpu_tier"]["device_emulated"] for p in partials),
+        "autotune": autotune,
+        "compat_shims": {k: v for p in partials for k, v in p["cpu_tier"]["compat_shims"].items()},
+    }
+    builds = {json.dumps(b, sort_keys=True): b for p in partials for b in p["hip_builds"]}
+    merged["hip_builds"] = list(builds.values())
+    timings = dict(base["timings"])
+    timings["total_seconds"] = round(total_seconds, 3)
+    starts = [p["timings"]["worker_start_seconds"] for p in partials if p["timings"]["worker_start_seconds"] is not None]
+    timings["worker_start_seconds"] = max(starts) if starts else None
+    for key in _SUMMED:
+        timings[key] = sum(p["timings"][key] for p in partials)
+    merged["timings"] = timings
+    return merged
+
+
+def summary_lines(report: dict, workers: int, cards: bool) -> list:
+    """The terminal summary of a merged report (the serial run's table, from the JSON)."""
+    from fuzz.submission.plugin import tier_notes_lines
+
+    t = report["timings"]
+    slow = (f", {t['slow_programs']} slow (over the {t['timeout_seconds']:g} s timeout, progressing)"
+            if t["slow_programs"] else "") + (f", {t['too_slow_programs']} too slow (NOT RUN)"
+                                              if t["too_slow_programs"] else "")
+    lines = [f"submission  {report['submission']}",
+             f"tier {report['tier']}, {report['aiter_detail'] if report['loaded'] else '-'}; "
+             f"{t['programs_run']} programs{slow}, {t['worker_restarts']} worker restarts, "
+             f"{t['total_seconds']:.1f} s ({workers} xdist workers, one submission worker each)"]
+    width = max([len(v["verdict"]) for v in report["verdicts"]] + [8])
+    for v in report["verdicts"]:
+        first = v["summary"].splitlines()[0] if v["summary"] else ""
+        lines.append(f"  {v['verdict']:<{width}}  {v['status']:<8}  {first[:150]}")
+    if cards:
+        for v in report["verdicts"]:
+            if v["card_text"]:
+                lines += [""] + v["card_text"].splitlines()
+    for build in report["hip_builds"]:
+        lines.append(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
+        for k in build["kernels"]:
+            lines.append(f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, "
+                         f"{k['agpr']} AGPRs, {k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, "
+                         f"scratch {k['scratch']} B/lane, spills {k['vgpr_spill']} VGPRs {k['sgpr_spill']} SGPRs")
+    notes = report["cpu_tier"]
+    lines += tier_notes_lines({"device_emulated": notes["device_emulated"], "autotune": notes["autotune"],
+                               "shims": notes["compat_shims"]})
+    return lines
+
+
+class MergedSubmissionReporter:
+    """The controller's side of a ``--submission`` run under xdist: merge, write, exit code, table."""
+
+    def __init__(self, config):
+        self.config = config
+        self.report_path = Path(config.getoption("--submission-report"))
+        self.started = time.perf_counter()
+        self.order: list = []
+        self.partials: list = []
+        self.merged: dict | None = None
+
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        from fuzz.submission.plugin import TEST_MODULE
+
+        if not self.order:
+            self.order = [i.split("::")[-1].split("[")[0].removeprefix("test_") for i in ids
+                          if TEST_MODULE in i.split("::")[0]]
+
+    def pytest_testnodedown(self, node, error):
+        partial = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
+        if partial:
+            self.partials.append(partial)
+
+    def pytest_sessionfinish(self, session):
+        from fuzz.submission.plugin import EXIT_NOT_RUN
+
+        if not self.partials:
+            return
+        self.merged = merge(self.partials, self.order, time.perf_counter() - self.started)
+        if session.exitstatus == 0 and any(v["status"] == "NOT RUN" for v in self.merged["verdicts"]):
+            session.exitstatus = EXIT_NOT_RUN
+        self.report_path.write_text(json.dumps(self.merged, indent=2, default=str) + "\n")
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.merged is None:
+            return
+        terminalreporter.section("mxfp4-fuzz submission report")
+        for line in summary_lines(self.merged, len(self.partials), self.config.getoption("tbstyle") == "no"):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"report      {self.report_path.resolve()}")

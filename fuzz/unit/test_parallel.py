@@ -1,0 +1,99 @@
+"""pytest-xdist support (fuzz/parallel.py, fuzz/submission/merge.py): each worker pinned to one device
+with faked device counts, its thread share, the controller's device plan, and one submission report
+merged from the workers' parts."""
+import pytest
+
+from fuzz import parallel
+from fuzz.submission.merge import merge
+
+
+def pinned(environ, worker, workers=2, cores=2):
+    env = dict(environ)
+    parallel.pin(env, worker, workers, cores)
+    return env
+
+
+@pytest.mark.parametrize("count", [1, 2, 4, 8])
+def test_each_worker_sees_one_device_round_robin(count):
+    plan = {parallel.PLAN_VAR: parallel.plan({}, count)}
+    seen = [pinned(plan, f"gw{i}", workers=2 * count)["CUDA_VISIBLE_DEVICES"] for i in range(2 * count)]
+    assert seen == [str(i % count) for i in range(2 * count)]
+
+
+def test_the_controllers_visible_devices_are_the_ones_handed_out():
+    plan = parallel.plan({"CUDA_VISIBLE_DEVICES": "4,6"}, 2)
+    assert plan == "CUDA_VISIBLE_DEVICES:4,6"
+    env = pinned({parallel.PLAN_VAR: plan, "CUDA_VISIBLE_DEVICES": "4,6"}, "gw1")
+    assert env["CUDA_VISIBLE_DEVICES"] == "6"
+
+
+def test_hip_visible_devices_is_narrowed_and_cuda_visible_devices_removed():
+    # ROCm applies HIP_VISIBLE_DEVICES and then CUDA_VISIBLE_DEVICES: the worker keeps only the first
+    controller = {"HIP_VISIBLE_DEVICES": "1,2,3", "CUDA_VISIBLE_DEVICES": "0,1,2"}
+    env = pinned({**controller, parallel.PLAN_VAR: parallel.plan(controller, 3)}, "gw2", workers=3)
+    assert env["HIP_VISIBLE_DEVICES"] == "3" and "CUDA_VISIBLE_DEVICES" not in env
+
+
+def test_no_gpu_no_device_variables_and_one_thread_per_core():
+    env = pinned({parallel.PLAN_VAR: parallel.plan({}, 0)}, "gw0", workers=2, cores=2)
+    assert not any(var in env for var in parallel.DEVICE_VARS)
+    assert all(env[var] == "1" for var in parallel.THREAD_VARS)
+    assert pinned({}, "gw0", workers=4, cores=16)["OMP_NUM_THREADS"] == "4"
+    assert pinned({}, "gw0", workers=8, cores=2)["OMP_NUM_THREADS"] == "1"  # never zero
+
+
+def test_outside_xdist_nothing_is_pinned(monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    assert parallel.pin_this_worker() == {}
+
+
+def test_pinning_happens_before_torch_touches_a_device():
+    """The root conftest pins before importing kernels: in a worker the first CUDA query sees the pin."""
+    import pathlib
+
+    conftest = (pathlib.Path(__file__).resolve().parents[2] / "conftest.py").read_text()
+    assert conftest.index("parallel.pin_this_worker()") < conftest.index("import kernels")
+
+
+def _partial(verdicts, programs=3, autotune=None, loaded=True):
+    return {
+        "submission": "s.py", "tier": "cpu", "device": "cpu", "aiter": "emulated", "aiter_detail": "emulated aiter",
+        "profile": "smoke", "loaded": loaded, "load_error": None, "documents_nondeterminism": False,
+        "verdicts": [{"verdict": v, "status": s, "summary": f"{v} {s}", "card_text": ""} for v, s in verdicts],
+        "cpu_tier": {"device_emulated": True, "autotune": autotune or {}, "compat_shims": {}},
+        "hip_builds": [],
+        "timings": {"total_seconds": 1.0, "worker_start_seconds": 0.5, "module_exec_seconds": 0.01,
+                    "programs_run": programs, "worker_restarts": 1, "timeouts": 0, "slow_programs": 0,
+                    "too_slow_programs": 0, "timeout_seconds": 60.0, "hard_cap_seconds": 600.0},
+    }
+
+
+def test_merged_report_has_the_serial_schema_in_test_order():
+    a = _partial([("contract", "PASS"), ("loads", "PASS")], autotune={"k": {"configs": 2, "checked": [0]}})
+    b = _partial([("official", "FAIL"), ("loads", "PASS")], programs=4, autotune={"k": {"configs": 2, "checked": [1]}})
+    merged = merge([a, b], ["loads", "official", "contract"], total_seconds=9.0)
+    assert set(merged) == set(a)
+    assert set(merged["timings"]) == set(a["timings"])
+    assert [v["verdict"] for v in merged["verdicts"]] == ["loads", "official", "contract"]
+    assert merged["timings"]["programs_run"] == 7 and merged["timings"]["total_seconds"] == 9.0
+    assert merged["cpu_tier"]["autotune"]["k"]["checked"] == [0, 1]
+
+
+def test_a_verdict_recorded_twice_keeps_the_worse_row():
+    merged = merge([_partial([("loads", "PASS")]), _partial([("loads", "FAIL")])], ["loads"], 1.0)
+    assert [v["status"] for v in merged["verdicts"]] == ["FAIL"]
+
+
+def test_header_comes_from_a_worker_that_loaded_the_file():
+    merged = merge([_partial([], loaded=None), _partial([("loads", "PASS")], loaded=True)], ["loads"], 1.0)
+    assert merged["loaded"] is True
+
+
+def test_path_benchmarks_refuse_to_run_under_xdist():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "fuzz/bench/test_bench_paths.py", "-n", "2",
+                           "--benchmark-enable", "-q"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert "cannot run under pytest-xdist" in proc.stderr
