@@ -99,7 +99,7 @@ def pytest_collection_modifyitems(config, items):
         items[:] = replay
     else:
         items[:] = replay + [i for i in items if i not in replay]
-    if parallel.worker_id() is not None:  # under xdist the longest tests start first, so none is the tail
+    if hasattr(config, "workerinput"):  # an xdist worker: the longest tests start first, so none is the tail
         items.sort(key=lambda i: 0 if i in replay else 1 if i.originalname in LONGEST_TESTS else 2)
 
 
@@ -173,6 +173,11 @@ def pytest_report_header(config):
         patches = ", ".join(triton_interpreter.installed()) or "none (stock Triton: verdicts may be false alarms)"
         lines.append(f"mxfp4-fuzz: interpreter patches: {patches}")
     return lines
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    return parallel.auto_workers()  # -n auto: one worker per GPU where there are GPUs, else per core
 
 
 MUTANT_RESULTS = []  # MutantResult per mutant test, from the reports: xdist workers' too

@@ -74,9 +74,18 @@ def pin_this_worker() -> dict:
 
 
 def is_xdist_controller(config) -> bool:
-    """This process hands tests to xdist workers and runs none itself (``-n K``, ``--dist`` not no)."""
-    return (not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
-            and config.getoption("dist", default="no") != "no" and not config.getoption("collectonly"))
+    """This process hands tests to xdist workers and runs none itself (``-n K`` or ``--tx``)."""
+    return (not hasattr(config, "workerinput") and config.getoption("dist", default="no") != "no"
+            and bool(getattr(config.option, "numprocesses", None) or getattr(config.option, "tx", None))
+            and not config.getoption("collectonly"))
+
+
+def auto_workers() -> int | None:
+    """``-n auto`` on a GPU host: one worker per visible GPU (each pinned to its own); None elsewhere
+    (xdist's default, one per CPU core)."""
+    import torch
+
+    return torch.cuda.device_count() or None if torch.cuda.is_available() else None
 
 
 def plan_for_workers(config) -> None:
@@ -93,7 +102,9 @@ def describe(config) -> str | None:
     """The header line of an xdist run (controller), None otherwise."""
     if not is_xdist_controller(config):
         return None
-    workers = config.option.numprocesses
+    from xdist.workermanage import parse_tx_spec_config
+
+    workers = len(parse_tx_spec_config(config))
     var, _, ids = os.environ.get(PLAN_VAR, "").partition(":")
     where = f"one device each from {var}={ids} (round-robin)" if ids else "no GPU"
     threads = max(1, (os.cpu_count() or 1) // workers)

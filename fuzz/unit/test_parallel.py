@@ -97,3 +97,12 @@ def test_path_benchmarks_refuse_to_run_under_xdist():
                            "--benchmark-enable", "-q"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
     assert "cannot run under pytest-xdist" in proc.stderr
+
+
+@pytest.mark.parametrize("count, expected", [(0, None), (1, 1), (8, 8)])
+def test_n_auto_is_one_worker_per_gpu_where_there_are_gpus(monkeypatch, count, expected):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    assert parallel.auto_workers() == expected
