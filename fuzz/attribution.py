@@ -11,6 +11,9 @@ a modified exact product, and returns the ones that fit as ``Finding``s:
 - where the failures are: row and column ranges, named as M/N tails relative to tile sizes;
 - how many failures are NaN or Inf.
 
+``failure_class`` names the kind of wrong from the findings (NaN leak, K terms missing, a partial tile,
+...), one exception type per kind in the tests, so each is shrunk and reported on its own.
+
 "Fits" means |y - candidate| <= 2 E + one bf16 ulp, with E the accumulation bound: loose enough for
 any correct rounding of the candidate, tight enough to tell a missing 32-group from a present one
 unless the group's contribution is itself within the bound.
@@ -111,8 +114,17 @@ def _where(fail: torch.Tensor) -> Finding:
     )
     if block and 1 < len(bad_rows) * len(bad_cols) < fail.numel():
         text += "; every element of that block is wrong"
-    params = {"rows": ranges(bad_rows), "columns": ranges(bad_cols), "full_block": block}
+    partial_tile = any(_only_a_tail(indices, size, tiles) for indices, size, tiles in
+                       ((bad_rows, m, ROW_TILES), (bad_cols, n, COLUMN_TILES)))
+    params = {"rows": ranges(bad_rows), "columns": ranges(bad_cols), "full_block": block,
+              "everywhere": bool(fail.all()), "partial_tile": partial_tile}
     return Finding("rows_columns", text, params)
+
+
+def _only_a_tail(indices: list[int], size: int, tiles) -> bool:
+    """The wrong indices are exactly the tail past the last full tile of some tile size."""
+    runs = ranges(indices)
+    return len(runs) == 1 and runs[0][1] == size and runs[0][0] > 0 and bool(_tail_tiles(runs[0][0], size, tiles))
 
 
 def _nonfinite(y64: torch.Tensor, fail: torch.Tensor) -> list[Finding]:
@@ -275,3 +287,33 @@ def explain(
         _where(fail),
         *_nonfinite(y64, fail),
     ]
+
+
+# What kind of wrong a failing output is, from its findings: one name per kind of bug, so that a test
+# raising a distinct exception type per class gets each class shrunk and reported separately by
+# Hypothesis (one bug does not hide another in the same verdict). Checked in this order.
+FAILURE_CLASSES = {
+    "nonfinite": "NaN or Inf where the exact product is finite",
+    "rounding": "the bf16 conversion rounds the wrong way",
+    "wrong_variant": "a known wrong quantizer or layout read",
+    "k_terms_missing": "K terms missing (a K tail, a lost split-K stripe)",
+    "group_scale": "one K-group's scale off by a power of two",
+    "partial_tile": "only the rows or columns of a partial tile are wrong",
+    "wrong_everywhere": "every element wrong",
+    "wrong_values": "wrong values",
+}
+
+
+def failure_class(findings: list[Finding]) -> str:
+    """The FAILURE_CLASSES name of the findings ``explain`` returned for a failing output."""
+    kinds = {f.kind: f for f in findings}
+    for kind, name in (("nonfinite", "nonfinite"), ("rounding", "rounding"), ("variant", "wrong_variant"),
+                       ("k_range_missing", "k_terms_missing"), ("group_scale", "group_scale")):
+        if kind in kinds:
+            return name
+    where = kinds.get("rows_columns")
+    if where is not None and where.params["partial_tile"]:
+        return "partial_tile"
+    if where is not None and where.params["everywhere"]:
+        return "wrong_everywhere"
+    return "wrong_values"

@@ -27,6 +27,16 @@ SHAPE_CAPS = {
     "deep": dict(max_m=40, max_n=256, max_k=1024),
     "gpu": dict(max_m=256, max_n=2048, max_k=4096),
 }
+# Production K (fuzz.strategies.production_shapes): K up to 8192 with thin N and small M, drawn for
+# ``share`` percent of the examples of the kernels/ tests that use it (an interpreted call costs about
+# 0.2 to 2 s there, measured on the 2-core CPU: see the README) and ``submission_share`` percent of a
+# submission's correctness, contract and determinism examples (a bug there must show in 20 examples).
+PRODUCTION_CAPS = {
+    "smoke": dict(max_m=16, max_n=64, max_k=8192, share=10, submission_share=40),
+    "ci": dict(max_m=24, max_n=192, max_k=8192, share=25, submission_share=40),
+    "deep": dict(max_m=40, max_n=256, max_k=8192, share=25, submission_share=40),
+    "gpu": dict(max_m=256, max_n=2048, max_k=16384, share=25, submission_share=40),
+}
 _active = "smoke"
 
 for _name, _kw in PROFILES.items():
@@ -68,6 +78,11 @@ def active() -> str:
 def shape_caps() -> dict:
     """The (max_m, max_n, max_k) caps of the active profile."""
     return SHAPE_CAPS[_active]
+
+
+def production_caps() -> dict:
+    """The active profile's production-K caps (max_m, max_n, max_k) and its shares in percent."""
+    return PRODUCTION_CAPS[_active]
 
 
 def max_examples() -> int:

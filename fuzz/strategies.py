@@ -40,6 +40,10 @@ SPECIAL_BITS = {"-0": 0x8000, "nan": 0x7FC0, "-nan": 0xFFC0, "inf": 0x7F80, "-in
 SPECIAL_KINDS = tuple(SPECIAL_BITS)
 PAD_FILLS = (0, 0xFF, 0x7F, "random")
 EXPONENT_RANGE = (-130, 120)
+# Production K: real submissions switch to split-K (and size its stripes) on K >= 1536, often >= 2048,
+# and on how many output tiles fill the GPU. ``production_shapes`` draws K in this range with thin N and
+# small M, so an interpreted call stays about a second on the CPU.
+PRODUCTION_K = (1536, 8192)
 MAX_DIM = 1 << 16
 MAX_SEED = 2**32 - 1
 
@@ -173,6 +177,31 @@ def regime_near_max(gen, rows, k, exponent):
     return mantissa * torch.exp2(binade.double()) * _signs(gen, (rows, k))
 
 
+def regime_every_class(gen, rows, k, exponent):
+    """Every bf16 class in every row: the largest finite magnitude (3.39e38), magnitudes far above 60000
+    ((1..2) * 2^16..2^126), ordinary normals, smallest normals, subnormals, zero, Inf and NaN, each with
+    a random sign (-0, -Inf and -NaN included). The first 8 elements of each row are one of each class
+    (shuffled), the rest random classes. Not a numeric regime (its products overflow and are NaN): for
+    the integrity verdicts, where an in-place clamp, NaN scrub, normalisation or cast of an input
+    changes some byte. Ignores the exponent."""
+    classes = torch.stack([
+        torch.full((rows, k), BF16_MAX, dtype=torch.float64),
+        (1 + _uniform(gen, (rows, k))) * torch.exp2(torch.randint(16, 127, (rows, k), generator=gen).double()),
+        torch.randn((rows, k), generator=gen, dtype=torch.float64),
+        (1 + _uniform(gen, (rows, k))) * 2.0**-126,
+        torch.randint(1, 128, (rows, k), generator=gen).double() * 2.0**-133,
+        torch.zeros((rows, k), dtype=torch.float64),
+        torch.full((rows, k), float("inf"), dtype=torch.float64),
+        torch.full((rows, k), float("nan"), dtype=torch.float64),
+    ])  # [C, rows, k]
+    count = classes.shape[0]
+    pick = torch.randint(0, count, (rows, k), generator=gen)
+    first = torch.stack([torch.randperm(count, generator=gen) for _ in range(rows)])
+    pick[:, : min(count, k)] = first[:, : min(count, k)]
+    values = classes.gather(0, pick[None]).squeeze(0)
+    return values * _signs(gen, (rows, k))
+
+
 REGIMES = {
     "randn": regime_randn,
     "uniform": regime_uniform,
@@ -188,13 +217,18 @@ REGIMES = {
     "subnormal": regime_subnormal,
     "near_max": regime_near_max,
 }
-REGIME_NAMES = tuple(REGIMES)
-FIXED_MAGNITUDE_REGIMES = ("subnormal", "near_max")  # they ignore the exponent; strategies draw 0
+REGIME_NAMES = tuple(REGIMES)  # the numeric regimes: drawn by default, judged against the oracle
+# Regimes for the integrity verdicts only (inputs never written): not judged numerically, not clamped.
+INTEGRITY_REGIMES = {"every_class": regime_every_class}
+ALL_REGIMES = {**REGIMES, **INTEGRITY_REGIMES}
+FIXED_MAGNITUDE_REGIMES = ("subnormal", "near_max", "every_class")  # they ignore the exponent; strategies draw 0
 
 
 def regime_values(regime: str, gen: torch.Generator, rows: int, k: int, exponent: int) -> torch.Tensor:
     """bf16 [rows, k] contiguous: the regime's values, clamped to bf16's finite range (so Inf only ever
-    comes from an explicit special)."""
+    comes from an explicit special), except for the integrity regimes, whose Inf and NaN are the point."""
+    if regime in INTEGRITY_REGIMES:
+        return INTEGRITY_REGIMES[regime](gen, rows, k, exponent).to(torch.bfloat16)
     x = REGIMES[regime](gen, rows, k, exponent)
     return x.clamp(-BF16_MAX, BF16_MAX).to(torch.bfloat16)
 
@@ -317,8 +351,8 @@ class Case:
         _check_int("n", self.n, 16, MAX_DIM, 16)
         _check_int("k", self.k, BLOCK, MAX_DIM, BLOCK)
         _check_choice("layout", self.layout, LAYOUTS)
-        _check_choice("a_regime", self.a_regime, REGIME_NAMES)
-        _check_choice("b_regime", self.b_regime, REGIME_NAMES)
+        _check_choice("a_regime", self.a_regime, tuple(ALL_REGIMES))
+        _check_choice("b_regime", self.b_regime, tuple(ALL_REGIMES))
         _check_int("a_exponent", self.a_exponent, *EXPONENT_RANGE)
         _check_int("b_exponent", self.b_exponent, *EXPONENT_RANGE)
         _check_int("seed", self.seed, 0, MAX_SEED)
@@ -475,6 +509,38 @@ def beyond_contract_shapes(draw, max_m: int = 40, max_n: int = 256, max_k: int =
         k = 64 * draw(st.integers(1, max(1, k_units // 2)))
     _event_tails(m, n, k)
     return m, n, k
+
+
+@st.composite
+def production_shapes(draw, max_m: int = 16, max_n: int = 128, max_k: int = PRODUCTION_K[1], k_multiple: int = 64):
+    """(M, N, K) at production K: either K in [1536, max_k] (a multiple of ``k_multiple``; with 64, three
+    of four K are not multiples of 256), N in [64, max_n] and M in [1, max_m] with its tails, or an
+    official/benchmark (M, K) pair with N narrowed to at most ``max_n`` (M capped too). Thin N and small
+    M keep the interpreter's cost to about a second per call while K reaches the split-K decisions and
+    their stripe arithmetic. Shrinks toward (1, 64, 1536): the smallest K that still fails."""
+    low = -(-PRODUCTION_K[0] // k_multiple)
+    high = max(low, max_k // k_multiple)
+    official = sorted({(m, k) for m, _, k in OFFICIAL_TEST_SHAPES + BENCHMARK_SHAPES
+                       if k >= PRODUCTION_K[0] and k % k_multiple == 0})
+    n = 64 * draw(st.integers(1, max(1, max_n // 64)))
+    if draw(st.integers(0, 3)) == 3:  # one in four: an official (M, K) pair
+        m, k = draw(st.sampled_from(official))
+        m = min(m, max_m)
+        event("shape: production K (official M, K pair)")
+    else:
+        m = draw(rows(max_m))
+        k = k_multiple * draw(st.integers(low, high))
+        event("shape: production K")
+    _event_tails(m, n, k)
+    return m, n, k
+
+
+def with_production_k(small, production, share: int):
+    """``small`` shapes, except ``share`` percent drawn from ``production`` (production K). Shrinks
+    toward ``small``: a failure that needs production K stays there and shrinks within it."""
+    if share <= 0:
+        return small
+    return st.integers(0, 99).flatmap(lambda roll: production if roll >= 100 - share else small)
 
 
 def exponents():

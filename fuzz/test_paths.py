@@ -34,20 +34,24 @@ def subject(request):
     return available_subject(request.param)
 
 
-def subject_shapes(subject):
+def subject_shapes(subject, production: bool = True):
     """In-contract shapes within the profile's caps that the subject serves (K a multiple of its
-    k_multiple); shrinks toward (1, 64, k_multiple)."""
+    k_multiple), a share of them at production K (``profiles.production_caps``); shrinks toward
+    (1, 64, k_multiple)."""
     caps = profiles.shape_caps()
-    return st.tuples(
+    large = {k: v for k, v in profiles.production_caps().items() if k.startswith("max_")}
+    small = st.tuples(
         strategies.rows(caps["max_m"]),
         st.integers(1, caps["max_n"] // 64).map(lambda u: 64 * u),
         st.integers(1, max(1, caps["max_k"] // subject.k_multiple)).map(lambda u: subject.k_multiple * u),
     )
+    share = profiles.production_caps()["share"] if production else 0
+    return strategies.with_production_k(small, strategies.production_shapes(**large, k_multiple=subject.k_multiple), share)
 
 
-def subject_cases(subject):
+def subject_cases(subject, production: bool = True):
     specials = strategies.SPECIAL_KINDS if subject.places_nan else tuple(s for s in strategies.SPECIAL_KINDS if "nan" not in s)
-    return strategies.cases(shapes=subject_shapes(subject), specials_kinds=specials)
+    return strategies.cases(shapes=subject_shapes(subject, production), specials_kinds=specials)
 
 
 def run_and_judge(subject, case: strategies.Case):
@@ -116,7 +120,7 @@ def test_every_regime_once_through_the_dispatcher(regime, operand):
 def test_stage_a_quantization_is_bit_exact(subject, data):
     if subject.quantize_a is None:
         pytest.skip(f"{subject.name} exposes no A quantizer")
-    case = data.draw(subject_cases(subject), label="case")
+    case = data.draw(subject_cases(subject, production=False), label="case")  # per group: K's size is moot
     A = case.build(TIER.device)[0][0]
     packed, scales = subject.quantize_a(A)
     verdict = oracle.check_stage_a_quant(packed.cpu(), scales.cpu(), A.cpu())

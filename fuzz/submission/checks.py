@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from fuzz.attribution import explain, failure_class
 from fuzz.cards import FailureCard
 from fuzz.oracle import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.strategies import MAX_SEED, Case
@@ -54,6 +55,8 @@ class Outcome:
     card: FailureCard | None = None
     program: list = field(default_factory=list)  # the program in words
     output_tail: str = ""  # what the submission printed last (crashes and timeouts)
+    failure_class: str = ""  # what kind of failure (attribution.FAILURE_CLASSES, crash, timeout): one bug per class
+    launches: list = field(default_factory=list)  # the distinct Triton launch configurations the program ran
 
     def render(self) -> str:
         if self.card is None:
@@ -64,8 +67,41 @@ class Outcome:
         return {
             "verdict": self.verdict, "status": self.status, "summary": self.summary,
             "card": None if self.card is None else self.card.to_json(),
-            "program": list(self.program), "output_tail": self.output_tail,
+            "program": list(self.program), "output_tail": self.output_tail, "failure_class": self.failure_class,
         }
+
+
+# Names that size a launch by its problem, not by its configuration: left out of a configuration's key.
+SHAPE_ARGUMENTS = frozenset({"M", "N", "K", "GRID_MN", "SCALE_COLS", "SPLIT_K", "SPLITK_BLOCK_SIZE"})
+STRIPE_COUNTS = ("NUM_KSPLIT", "KSPLIT", "SPLITS", "NUM_SPLITS", "SPLIT_K_COUNT")
+STRIPE_LENGTHS = ("SPLIT_K", "SPLITK_BLOCK_SIZE")
+MI355X_CUS = 256
+
+
+def launch_config(launch: dict) -> str:
+    """One Triton launch as a configuration: kernel, constexprs (shape-sized ones left out), the number
+    of split-K stripes (a stripe count argument, or K over a stripe length) and the grid's class
+    (one program, under one wave of the MI355X's 256 CUs, or more)."""
+    values = {**launch.get("constexprs", {}), **launch.get("scalars", {})}
+    conf = " ".join(f"{k}={v}" for k, v in launch.get("constexprs", {}).items() if k not in SHAPE_ARGUMENTS)
+    stripes = next((values[k] for k in STRIPE_COUNTS if isinstance(values.get(k), int)), None)
+    if stripes is None and isinstance(values.get("K"), int):
+        length = next((values[k] for k in STRIPE_LENGTHS if isinstance(values.get(k), int) and values[k] > 0), None)
+        stripes = None if length is None else -(-values["K"] // length)
+    grid = launch.get("grid")
+    programs = None if not grid else int(torch.tensor(grid).prod())
+    grid_class = ("grid ?" if programs is None else "1 program" if programs == 1
+                  else f"< {MI355X_CUS} programs" if programs < MI355X_CUS else f">= {MI355X_CUS} programs")
+    return f"{launch['kernel']}[{conf}] stripes={stripes if stripes is not None else 1} {grid_class}"
+
+
+def launch_configs(result) -> list:
+    """The distinct launch configurations of every call of a worker result, in order."""
+    seen = {}
+    for record in getattr(result, "records", None) or []:
+        for launch in record.get("launches_config", []):
+            seen.setdefault(launch_config(launch), None)
+    return list(seen)
 
 
 def reseeded(case: Case, offset: int) -> Case:
@@ -146,7 +182,7 @@ class Context:
         return max([len(k["configs"]) for k in self.runner.tier_notes["autotune"].values()] + [1])
 
     def outcome(self, verdict, status, summary, program, case=None, lines=(), worst=None, official=None,
-                result=None) -> Outcome:
+                result=None, failure_class="") -> Outcome:
         """An Outcome; a failing one gets a card for ``case`` with ``lines``, the program, and for a
         crash or a timeout the last lines the submission printed."""
         tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind not in ("ok", "too_slow") else ""
@@ -162,7 +198,9 @@ class Context:
                 worst=worst, attribution=why, official_passed=None if official is None else official.passed,
                 official_summary="" if official is None else official.summary,
                 trace=last_trace(result if result is not None else getattr(self, "last_result", None)))
-        return Outcome(verdict, status, summary, card, program.numbered(), tail)
+        ran = result if result is not None else getattr(self, "last_result", None)
+        return Outcome(verdict, status, summary, card, program.numbered(), tail,
+                       failure_class if status == "fail" else "", launch_configs(ran))
 
     def death(self, verdict: str, program: Program, result, case: Case) -> Outcome:
         """A crash or a hang fails the verdict; a too-slow run leaves it not run."""
@@ -175,7 +213,7 @@ class Context:
         if result.kind == "too_slow":
             where = "CPU" if self.tier == "cpu" else f"the {self.tier} tier"
             return self.outcome(verdict, "not_run", f"not reached on {where}: {summary}", program, result=result)
-        return self.outcome(verdict, "fail", summary, program, step_case, result=result)
+        return self.outcome(verdict, "fail", summary, program, step_case, result=result, failure_class=result.kind)
 
     # -- judging one output ---------------------------------------------------------------------
 
@@ -369,25 +407,25 @@ def merge_tier_notes(notes: dict, records) -> None:
         notes["device_emulated"] |= bool(record.get("device_emulated"))
 
 
-def check_correctness(ctx: Context, case: Case, explain=None) -> Outcome:
+def check_correctness(ctx: Context, case: Case) -> Outcome:
     """``_correctness_once`` for every config of the file's autotuned kernels (the GPU picks one by
     timing, the CPU cannot know which: each is a variant the runner may run); the first failing config
     is the verdict. A file that autotunes nothing makes one call."""
-    outcome = _correctness_once(ctx, case, explain, None)
+    outcome = _correctness_once(ctx, case, None)
     choices = ctx.autotune_configs
     for choice in range(1, choices):
         if outcome.status != "pass":
             break
-        outcome = _correctness_once(ctx, case, explain, choice)
+        outcome = _correctness_once(ctx, case, choice)
     if choices > 1 and outcome.status == "pass":
         outcome.summary += f" [each of the {choices} autotune configs]"
     return outcome
 
 
-def _correctness_once(ctx: Context, case: Case, explain, autotune_choice) -> Outcome:
+def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
     """One fresh call; the output against the exact product and the accumulation bound (the oracle
-    ladder), with the official 1e-2 verdict on the same output beside it. ``explain(y, data,
-    rounding)`` may add attribution lines."""
+    ladder), with the official 1e-2 verdict on the same output beside it. A failure carries the
+    attribution's findings and its class (``attribution.failure_class``)."""
     program = Program()
     program.build("d", case)
     program.call("d", "y", autotune_choice)
@@ -403,12 +441,15 @@ def _correctness_once(ctx: Context, case: Case, explain, autotune_choice) -> Out
     judgement = ctx.judge(y, case)
     if judgement.passed:
         return ctx.outcome("correctness", "pass", judgement.summary, program)
-    lines = explain(y, case) if explain is not None else []
+    data, _ = case.build()
+    findings = explain(y, data, **accumulation_model())
+    lines = [finding.text for finding in findings]
     tuned = record.get("autotune", {})
     lines = list(lines) + [f"autotuned {kernel}: config {r['ran'][0]} of {len(r['configs'])}: {r['configs'][r['ran'][0]]}"
                            for kernel, r in tuned.items() if r["ran"]]
     summary = judgement.summary + (f" (autotune config {autotune_choice or 0})" if tuned else "")
-    return ctx.outcome("correctness", "fail", summary, program, case, lines, judgement.worst, judgement.official)
+    return ctx.outcome("correctness", "fail", summary, program, case, lines, judgement.worst, judgement.official,
+                       failure_class=failure_class(findings))
 
 
 def check_immutability(ctx: Context, case: Case) -> Outcome:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import event
+from hypothesis.control import currently_in_test_context
 
 TEST_MODULE = "test_submission.py"
 # Exit codes of a submission run: pytest's (0 every verdict passed, 1 a verdict failed, 2-5 pytest's
@@ -29,12 +31,29 @@ class SubmissionFailure(AssertionError):
     """A verdict failed; the message is the failure card (an AssertionError, so Hypothesis shrinks it)."""
 
 
+_FAILURE_TYPES: dict = {}
+
+
+def failure_type(failure_class: str) -> type:
+    """The SubmissionFailure subclass of one class of failure (a NaN leak, K terms missing, a crash, ...):
+    Hypothesis tells failures apart by exception type, so it shrinks and reports each class on its own
+    and one bug does not hide another in the same verdict."""
+    if not failure_class:
+        return SubmissionFailure
+    if failure_class not in _FAILURE_TYPES:
+        name = "".join(part.title() for part in failure_class.split("_")) + "Failure"
+        _FAILURE_TYPES[failure_class] = type(name, (SubmissionFailure,), {"__module__": __name__})
+    return _FAILURE_TYPES[failure_class]
+
+
 @dataclass
 class VerdictRecord:
     verdict: str
     examples: int = 0
     inconclusive: int = 0
     failing: object = None  # the last failing Outcome: after shrinking, Hypothesis replays the minimal one last
+    failures: dict = field(default_factory=dict)  # failure class -> its last (minimal) failing Outcome
+    launches: dict = field(default_factory=dict)  # launch configuration -> examples that ran it
     reported: object = None  # a reported (documented) difference
     not_run: object = None  # the Outcome that left the verdict not run (too slow for the tier)
     passing: object = None  # the last passing Outcome, for its summary
@@ -44,6 +63,11 @@ class VerdictRecord:
 
     def add(self, outcome) -> None:
         self.examples += 1
+        for launch in outcome.launches:
+            self.launches[launch] = self.launches.get(launch, 0) + 1
+        if outcome.status == "fail":
+            self.failures.pop(outcome.failure_class, None)  # re-inserted last: the latest class ends the dict
+            self.failures[outcome.failure_class] = outcome
         slot = {"fail": "failing", "reported": "reported", "pass": "passing", "not_run": "not_run",
                 "inconclusive": None}[outcome.status]
         if slot is None:
@@ -60,6 +84,9 @@ class VerdictRecord:
         return {"failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}.get(self.outcome, self.outcome.upper())
 
     def line(self) -> str:
+        if self.outcome == "failed" and len(self.failures) > 1:
+            return f"{len(self.failures)} distinct failures: " + "; ".join(
+                f"[{cls or 'failure'}] {o.summary.splitlines()[0]}" for cls, o in self.failures.items())
         if self.outcome == "failed" and self.failing is not None:
             return self.failing.summary
         if self.error:
@@ -81,6 +108,8 @@ class VerdictRecord:
             "inconclusive": self.inconclusive, "seconds": round(self.seconds, 3),
             "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
+            "failures": [] if self.outcome != "failed" else [o.to_json() for o in self.failures.values()],
+            "launch_configs": [{"config": k, "examples": n} for k, n in self.launches.items()],
             "reported": None if self.reported is None else self.reported.to_json(),
             "not_run": None if self.not_run is None else self.not_run.to_json(),
         }
@@ -106,8 +135,11 @@ class SubmissionSession:
         the test (NOT RUN, with the reason) when the tier was too slow to run it."""
         __tracebackhide__ = True  # pytest shows the card, not this frame
         self.record(outcome.verdict).add(outcome)
+        if currently_in_test_context():
+            for launch in outcome.launches:
+                event(f"launch: {launch}")
         if outcome.status == "fail":
-            raise SubmissionFailure(outcome.render())
+            raise failure_type(outcome.failure_class)(outcome.render())
         if outcome.status == "not_run":
             pytest.skip(outcome.render())
         if outcome.status == "inconclusive" and self.every_call_raised():
@@ -311,9 +343,10 @@ class SubmissionReporter:
         if self.config.getoption("tbstyle") == "no":  # mxfp4-fuzz check: pytest printed no failure sections
             for record in found.records.values():
                 if record.outcome == "failed" and record.failing is not None:
-                    write("")
-                    for line in record.failing.render().splitlines():
-                        write(line)
+                    for failing in record.failures.values() or [record.failing]:
+                        write("")
+                        for line in failing.render().splitlines():
+                            write(line)
         for build in getattr(found, "hip_builds", []):  # builds_gfx950's figures (the table shows one line)
             write(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
             for kernel in build["kernels"]:
@@ -321,6 +354,9 @@ class SubmissionReporter:
                       f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "
                       f"LDS {kernel['lds']} B, scratch {kernel['scratch']} B/lane, spills {kernel['vgpr_spill']} "
                       f"VGPRs {kernel['sgpr_spill']} SGPRs")
+        for record in found.records.values():  # the launch configurations each verdict reached
+            for i, (launch, count) in enumerate(record.launches.items()):
+                write(f"{'launches' if i == 0 else '':<11} {record.verdict}: {launch} ({count} examples)")
         for line in tier_notes_lines(runner.tier_notes):
             write(line)
         write(f"report      {self.report_path.resolve()}")

@@ -258,6 +258,7 @@ class Session:
             return
         finally:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
+            record["launches_config"] = launch_configs(trace) if "trace" in locals() else []
             record.update(recorded_hip_builds())
         record["seconds"] = time.perf_counter() - start
         record.update(interpreter_state_after_call())
@@ -284,6 +285,24 @@ class Session:
             earlier for earlier, (held, _) in outputs.items()
             if held.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()]
         outputs[name] = (y, snapshot)
+
+
+def _plain(v):
+    return v if isinstance(v, (int, float, bool, str)) or v is None else str(v)
+
+
+def launch_configs(trace, limit: int = 64) -> list:
+    """The call's Triton launches, distinct, as JSON: kernel, grid, constexprs and capitalised int
+    arguments (checks.launch_config turns each into a configuration's key)."""
+    seen = {}
+    for e in trace.of("triton"):
+        launch = {"kernel": e.name, "grid": None if e.grid is None else [_plain(g) for g in e.grid],
+                  "constexprs": {k: _plain(v) for k, v in e.constexprs.items()},
+                  "scalars": {k: _plain(v) for k, v in e.scalars.items()}}
+        seen.setdefault(repr(launch), launch)
+        if len(seen) >= limit:
+            break
+    return list(seen.values())
 
 
 def recorded_hip_builds() -> dict:

@@ -1,7 +1,7 @@
 """fuzz.attribution: every planted fault is explained by the hypothesis that describes it."""
 import torch
 
-from fuzz.attribution import describe_span, explain, ranges
+from fuzz.attribution import FAILURE_CLASSES, describe_span, explain, failure_class, ranges
 from fuzz.strategies import Case
 from fuzz.unit.test_oracle import (
     a_values,
@@ -131,7 +131,8 @@ def test_one_wrong_element_is_not_blamed_on_a_k_range_or_a_group_scale():
         y.view(-1).view(torch.int16)[77] += error_ulps
         found = kinds(explain(y, data))
         assert set(found) == {"rows_columns"}, found
-        assert found["rows_columns"].params == {"rows": [[0, 1]], "columns": [[77, 78]], "full_block": True}
+        assert found["rows_columns"].params == {"rows": [[0, 1]], "columns": [[77, 78]], "full_block": True,
+                                                   "everywhere": False, "partial_tile": False}
 
 
 def test_ranges_and_spans_read_naturally():
@@ -152,3 +153,39 @@ def test_a_vanished_a_group_is_named_as_contributing_nothing():
     finding = kinds(explain(y, data))["group_scale"]
     assert finding.params["group"] == 1 and finding.params["rows"] == [[2, 3]]
     assert "contributes nothing" in finding.text
+
+
+def test_each_kind_of_wrong_output_gets_its_own_failure_class():
+    data = data_for(m=12, n=192, k=320)
+    a, b = a_values(data[0]), b_values(data)
+    right = reference_subject(data)
+    nan_rows, tail_cols, everywhere = right.clone(), right.clone(), right.clone()
+    nan_rows[8:] = float("nan")
+    tail_cols[:, 128:] *= 3
+    everywhere = (everywhere.double() + 1000).to(torch.bfloat16)
+    classes = {name: failure_class(explain(y, data)) for name, y in {
+        "nan_rows": nan_rows, "k_tail": rne(a[:, :256] @ b[:, :256].T), "tail_cols": tail_cols,
+        "everywhere": everywhere}.items()}
+    assert classes == {"nan_rows": "nonfinite", "k_tail": "k_terms_missing", "tail_cols": "partial_tile",
+                       "everywhere": "wrong_everywhere"}
+    assert set(classes.values()) <= set(FAILURE_CLASSES)
+
+
+def test_each_failure_class_raises_its_own_assertion_error_type():
+    from fuzz.submission.plugin import SubmissionFailure, failure_type
+
+    kinds_ = {failure_type(c) for c in (*FAILURE_CLASSES, "crash", "timeout")}
+    assert len(kinds_) == len(FAILURE_CLASSES) + 2 and all(issubclass(t, SubmissionFailure) for t in kinds_)
+    assert failure_type("k_terms_missing").__name__ == "KTermsMissingFailure"
+    assert failure_type("") is SubmissionFailure and failure_type("nonfinite") is failure_type("nonfinite")
+
+
+def test_a_launch_configuration_names_kernel_config_stripes_and_grid_class():
+    from fuzz.submission.checks import launch_config
+
+    ours = {"kernel": "fused_mxfp4_gemm_kernel", "grid": [1, 2], "constexprs": {"BLOCK_K": 256, "SPLIT_K": 256},
+            "scalars": {"M": 1, "K": 320}}
+    aiters = {"kernel": "_gemm_a16wfp4_preshuffle_kernel", "grid": [4 * 80], "scalars": {},
+              "constexprs": {"BLOCK_SIZE_K": 256, "NUM_KSPLIT": 4, "GRID_MN": 80}}
+    assert launch_config(ours) == "fused_mxfp4_gemm_kernel[BLOCK_K=256] stripes=2 < 256 programs"
+    assert launch_config(aiters) == "_gemm_a16wfp4_preshuffle_kernel[BLOCK_SIZE_K=256 NUM_KSPLIT=4] stripes=4 >= 256 programs"

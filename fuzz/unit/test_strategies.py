@@ -23,6 +23,8 @@ from fuzz.strategies import (
     in_contract_shapes,
     official_cases,
     official_examples,
+    production_shapes,
+    with_production_k,
 )
 from reference import (
     accumulation_bound,
@@ -72,6 +74,39 @@ def test_shapes_and_cases_shrink_to_the_simplest():
     assert find(cases(), lambda c: True, settings=SHRINK) == Case(1, 64, 64)
     # A failure needing a K tail and two rows shrinks to exactly that.
     assert find(in_contract_shapes(), lambda s: s[0] > 1 and s[2] % 256, settings=SHRINK) == (2, 64, 64)
+
+
+@given(production_shapes())
+def test_production_shapes_reach_split_k_sizes_with_thin_n_and_small_m(shape):
+    m, n, k = shape
+    assert 1 <= m <= 16 and n in (64, 128) and 1536 <= k <= 8192 and k % 64 == 0
+
+
+def test_production_shapes_reach_k_tails_official_pairs_and_shrink_to_the_smallest_failing_k():
+    assert find(production_shapes(), lambda s: True, settings=SHRINK) == (1, 64, 1536)
+    # A split-K bug that needs K >= 2048 off a 256 multiple: the smallest such K, one row, thin N.
+    assert find(production_shapes(), lambda s: s[2] >= 2048 and s[2] % 256, settings=SHRINK) == (1, 64, 2112)
+    assert find(production_shapes(), lambda s: s[2] == 7168, settings=SHRINK)[2] == 7168  # the official K
+    assert find(production_shapes(k_multiple=256), lambda s: s[2] > 4096, settings=SHRINK)[2] % 256 == 0
+
+
+def test_a_share_of_production_k_shrinks_back_to_small_shapes():
+    mixed = with_production_k(in_contract_shapes(), production_shapes(), 20)
+    assert find(mixed, lambda s: True, settings=SHRINK) == (1, 64, 64)
+    assert find(mixed, lambda s: s[2] > 4096, settings=SHRINK)[2] > 4096
+
+
+def test_every_class_regime_puts_every_bf16_class_in_every_row_of_both_operands():
+    A, B = Case(3, 64, 256, a_regime="every_class", b_regime="every_class", seed=5).build()[0][:2]
+    for t in (A, B):
+        x = t.float()
+        finite_magnitude = torch.where(torch.isfinite(x), x.abs(), torch.zeros_like(x))
+        assert torch.isnan(x).any(1).all() and torch.isinf(x).any(1).all()
+        assert (finite_magnitude > 60000).any(1).all() and (x.abs() == 3.3895313892515355e38).any(1).all()
+        assert ((x != 0) & (x.abs() < 2.0**-126)).any(1).all() and (x == 0).any(1).all()
+        assert (bits(t) == -0x8000).any() and (torch.isinf(x) & (x < 0)).any()  # -0 and -Inf
+    clamped = A.clone().clamp_(-60000, 60000)
+    assert not torch.equal(bits(clamped), bits(A))
 
 
 def test_scale_knob_reaches_gpu_sized_shapes_and_tails_stay_reachable():
