@@ -106,3 +106,22 @@ def test_n_auto_is_one_worker_per_gpu_where_there_are_gpus(monkeypatch, count, e
     monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
     assert parallel.auto_workers() == expected
+
+
+@pytest.mark.slow
+def test_a_submission_fuzzed_by_two_workers_gets_one_report(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    report = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "fuzz/test_submission.py", "-n", "2", "-q",
+                           "--submission", "fuzz/examples/wrong_tail.py", "--submission-report", str(report),
+                           "-k", "loads or official or correctness or determinism"],
+                          capture_output=True, text=True, timeout=600)
+    merged = json.loads(report.read_text())
+    statuses = {v["verdict"]: v["status"] for v in merged["verdicts"]}
+    assert statuses == {"loads": "PASS", "official": "PASS", "correctness": "FAIL", "determinism": "PASS"}, proc.stdout
+    assert list(statuses) == ["loads", "official", "correctness", "determinism"]  # test order, not finishing order
+    assert {"submission", "tier", "verdicts", "cpu_tier", "hip_builds", "timings"} <= set(merged)
+    assert proc.returncode == 1 and "mxfp4-fuzz submission report" in proc.stdout
