@@ -11,6 +11,7 @@ parallel.pin_this_worker()  # an xdist worker: its own device and thread share, 
 
 import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
 from fuzz import profiles  # noqa: E402
+from reference.emulation.select import parse_mode as parse_aiter_mode  # noqa: E402
 
 pytest_plugins = ("fuzz.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
 
@@ -86,6 +87,7 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("corpus_case", cases, ids=[c.id() for c in cases])
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own: it reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     """Saved failures first; with --replay, nothing but them. Tests marked slow (self-tests of the
     suite that spawn many subprocesses) run in the ci and deep profiles only."""
@@ -100,11 +102,18 @@ def pytest_collection_modifyitems(config, items):
     else:
         items[:] = replay + [i for i in items if i not in replay]
     if hasattr(config, "workerinput"):  # an xdist worker: the longest tests start first, so none is the tail
-        items.sort(key=lambda i: 0 if i in replay else 1 if i.originalname in LONGEST_TESTS else 2)
+        for item in items:
+            if item.path.name in ONE_WORKER_MODULES:
+                item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        items.sort(key=lambda i: 0 if i in replay else
+                   1 if i.path.name in ONE_WORKER_MODULES or getattr(i, "originalname", "") in LONGEST_TESTS else 2)
 
 
 # The longest tests (smoke, 2-core CPU: 10 to 35 s a path; a mutant is a suite run, 20 to 60 s)
 LONGEST_TESTS = ("test_mutant_is_killed", "test_path_output_within_the_bound")
+# Modules whose tests share one expensive module fixture (every example submission run once, minutes):
+# under --dist loadgroup they stay on one worker instead of each worker computing the fixture again.
+ONE_WORKER_MODULES = ("test_submission_examples.py",)
 
 
 def share_compile_caches() -> dict:

@@ -41,6 +41,10 @@ def run(data) -> tuple[torch.Tensor, RunInfo]:
         # aiter's kernel has no masked-K branch (EVEN_K False is a compile error) and reads scales per 32 rows.
         raise PathUnavailable(f"gemm_a16wfp4_preshuffle needs K % 256 == 0 and N % 32 == 0, got N={n}, K={k}")
     config = helper_config(m, n, k)
+    if k % config["BLOCK_SIZE_K"]:
+        # aiter's kernel needs whole BLOCK_SIZE_K chunks (EVEN_K); 256 always divides K here (checked over
+        # every K % 256 == 0 up to 8192 with aiter's split-K search)
+        config["BLOCK_SIZE_K"] = 256
     w = B_shuffle.view(torch.uint8).reshape(n // 16, k * 8)
     rows_pad, cols_pad = B_scale_sh.shape
     w_scales = B_scale_sh.view(torch.uint8).reshape(rows_pad // 32, cols_pad * 32)
