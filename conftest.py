@@ -26,9 +26,12 @@ def pytest_addoption(parser):
     )
     group.addoption(
         "--aiter",
-        choices=("auto", "real", "emulated"),
+        type=parse_aiter_mode,
         default="auto",
-        help="Which aiter to use: the real package when importable (auto), or force real/emulated.",
+        metavar="auto|real|emulated|source=PATH",
+        help="Which aiter to use: the real package when importable (auto), or force real/emulated; source=PATH: "
+        "the emulation running aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH "
+        "(e.g. at bd02afb526), its compiled layer stubbed (docs/aiter_emulation.md).",
     )
 
 

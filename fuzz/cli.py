@@ -1,6 +1,6 @@
 """``mxfp4-fuzz``: the suite's command line.
 
-    mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto] [--report PATH]
+    mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto|real|emulated|source=PATH] [--report PATH]
                      [--timeout SECONDS] [--hard-cap SECONDS] [-- extra pytest arguments]
 
 runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
@@ -15,6 +15,13 @@ from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 TEST_FILE = PACKAGE_ROOT / "fuzz" / "test_submission.py"
+
+
+def aiter_mode(text: str) -> str:
+    """--aiter's value checked (source=PATH made absolute); the import waits until an argument is parsed."""
+    from reference.emulation.select import parse_mode
+
+    return parse_mode(text)
 
 
 def pytest_arguments(args, extra: list) -> list:
@@ -40,8 +47,10 @@ def main(argv=None) -> int:
     check.add_argument("submission", help="the submission file (defines custom_kernel(data))")
     check.add_argument("--profile", choices=("smoke", "ci", "deep", "gpu"), default=None,
                        help="Hypothesis effort (default: smoke on CPU, gpu where a GPU is visible)")
-    check.add_argument("--aiter", choices=("auto", "real", "emulated"), default="auto",
-                       help="the real aiter package when importable (auto), or force real/emulated")
+    check.add_argument("--aiter", type=aiter_mode, default="auto", metavar="auto|real|emulated|source=PATH",
+                       help="the real aiter package when importable (auto), or force real/emulated; source=PATH: "
+                            "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
+                            "emulation (the ASM GEMM and the compiled layer stay emulated)")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report")
     check.add_argument("--timeout", type=float, default=None,
                        help="seconds one program of calls may go without progress before it counts as hung "

@@ -368,6 +368,8 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             if aiter.kind == "emulated":  # aiter's public API in PyTorch: judged on what it returns, not interpreted
                 importlib.import_module("aiter.ops.triton._vectorized").set_mode(
                     os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))
+            elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels: interpreted
+                importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
         if request["device"] == "cpu":  # no GPU: HIP/CUDA built at runtime fails as without ROCm, and is recorded
             from reference.emulation import no_rocm
 

@@ -6,6 +6,9 @@
 - ``"emulated"``: ``aiter_emu`` goes first on sys.path; with the Triton interpreter on, the gfx950 inline-asm
   model is installed too, so submissions' ``v_cvt_scalef32_pk_fp4_*`` asm runs.
 - ``"auto"``: real when it imports, else emulated.
+- ``"source=PATH"``: the emulation with aiter's own Python wrappers and Triton kernels loaded over it from
+  the aiter checkout at PATH, its compiled/JIT layer stubbed (``aiter_source.py`` lists which modules
+  come from PATH); a clear error when PATH is not an aiter checkout.
 
 Switching purges every imported ``aiter`` module, so later imports see the chosen package; objects taken
 from the previous one stay what they were. ``load_emulation(name)`` imports the emulation under another
@@ -13,6 +16,7 @@ top-level name, beside whichever ``aiter`` is selected (the conformance tests co
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.machinery
 import importlib.util
@@ -27,17 +31,42 @@ from reference.emulation import triton_interpreter
 triton_interpreter.activate()
 
 EMULATION_ROOT = Path(__file__).resolve().parent / "aiter_emu"
-MODES = ("auto", "real", "emulated")
+MODES = ("auto", "real", "emulated", "source=PATH")
+SOURCE_PREFIX = "source="
 
 
 @dataclass(frozen=True)
 class AiterInfo:
-    kind: str  # "real" | "emulated"
+    kind: str  # "real" | "emulated" | "source"
     version: str
-    path: str  # the imported aiter package's directory
+    path: str  # the imported aiter package's directory; for "source" the checkout
+    modules: tuple = ()  # "source": the aiter modules served by the checkout's files
+    differing: tuple = ()  # "source": files that are not the competition commit's
 
     def describe(self) -> str:
+        if self.kind == "source":
+            short = ", ".join(m.removeprefix("aiter.ops.triton.") for m in self.modules)
+            differs = f"; files differing from the emulated commit: {', '.join(self.differing)}" if self.differing \
+                else ""
+            return f"aiter source {self.version} from {self.path}, modules: {short}{differs}; the rest emulated"
         return f"aiter {self.kind} ({self.version}) from {self.path}"
+
+
+class AiterModeError(ValueError, argparse.ArgumentTypeError):
+    """A malformed --aiter value (argparse and pytest print its message as is)."""
+
+
+def parse_mode(text: str) -> str:
+    """An --aiter value, checked for its form (for argparse/pytest ``type=``): ``source=PATH`` with PATH
+    made absolute, so that a worker started elsewhere finds the same checkout."""
+    if text.startswith(SOURCE_PREFIX):
+        path = text[len(SOURCE_PREFIX):]
+        if not path:
+            raise AiterModeError("--aiter source=PATH needs the path of an aiter checkout")
+        return SOURCE_PREFIX + os.path.abspath(os.path.expanduser(path))
+    if text not in MODES:
+        raise AiterModeError(f"--aiter must be one of auto, real, emulated, source=PATH; got {text!r}")
+    return text
 
 
 _current: AiterInfo | None = None
@@ -52,11 +81,14 @@ def current() -> AiterInfo | None:
 def use_aiter(mode: str = "auto") -> AiterInfo:
     """Make ``import aiter`` resolve as ``mode`` says; returns what was chosen."""
     global _current
-    if mode not in MODES:
-        raise ValueError(f"aiter mode must be one of {MODES}, got {mode!r}")
+    mode = parse_mode(mode)
     known = _chosen_for.get(mode)
     if known is not None and known == _current and _imported_kind() == known.kind:
         return known
+    if mode.startswith(SOURCE_PREFIX):
+        info = _import_source(Path(mode[len(SOURCE_PREFIX):]))
+        _current = _chosen_for[mode] = info
+        return info
     info = None
     if mode in ("auto", "real"):
         try:
@@ -93,11 +125,17 @@ def _imported_kind() -> str | None:
     module = sys.modules.get("aiter")
     if module is None:
         return None
-    return "emulated" if _is_emulation(module) else "real"
+    if _is_emulation(module):
+        return "source" if _is_source_overlay(module) else "emulated"
+    return "real"
 
 
 def _is_emulation(module) -> bool:
     return getattr(getattr(module, "_emulation", None), "IS_EMULATION", False)
+
+
+def _is_source_overlay(module) -> bool:
+    return getattr(getattr(module, "_emulation", None), "SOURCE_OVERLAY", None) is not None
 
 
 def _purge_aiter() -> None:
@@ -144,6 +182,22 @@ def _import_emulation() -> AiterInfo:
     _install_asm_model()
     return AiterInfo("emulated", f"emulation of aiter {module._emulation.MODELLED_COMMIT}",
                      str(Path(module.__file__).parent))
+
+
+def _import_source(root: Path) -> AiterInfo:
+    """A fresh emulation with the checkout's files loaded over it (a previous overlay is purged too)."""
+    from reference.emulation import aiter_source
+
+    aiter_source.check_checkout(root)  # before anything is purged: a wrong PATH leaves the current aiter
+    _purge_aiter()
+    _import_emulation()
+    try:
+        overlay = aiter_source.overlay(root)
+    except BaseException:
+        _purge_aiter()
+        raise
+    importlib.import_module("aiter")._emulation.SOURCE_OVERLAY = overlay
+    return AiterInfo("source", overlay.commit, overlay.root, overlay.modules, overlay.differing)
 
 
 def _install_asm_model() -> None:

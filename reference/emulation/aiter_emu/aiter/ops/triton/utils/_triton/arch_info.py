@@ -1,5 +1,5 @@
 """aiter.ops.triton.utils._triton.arch_info: the emulation always models gfx950."""
-from ...._emulation import ARCH
+from ....._emulation import ARCH
 
 
 def get_arch():
