@@ -115,6 +115,8 @@ def describe(config) -> str | None:
 def configure(config) -> None:
     """Controller of an xdist run (pytest_configure, before the workers start): refuse the timed path
     benchmarks, write the device plan, pick the scheduler, time the workers."""
+    if hasattr(config, "workerinput"):  # a worker parses the command line, not the controller's choices
+        config.option.loadgroup = config.option.loadgroup or config.workerinput.get(LOADGROUP_KEY, False)
     if not is_xdist_controller(config):
         return
     if config.getoption("benchmark_enable", default=False) or config.getoption("--bench-json", default=None):
@@ -127,14 +129,22 @@ def configure(config) -> None:
     args = config.invocation_params.args
     if not any(a == "--dist" or a.startswith("--dist=") or a.startswith("-d") for a in args):
         # xdist's default (load) hands out fixed chunks: one long test (a mutant, a shrinking Hypothesis
-        # test) left in a worker's chunk becomes the run's tail. worksteal lets an idle worker take the
-        # rest of a busy one's queue; long tests go first (conftest), so they overlap instead of trailing.
-        config.option.dist = "worksteal"
-    config.pluginmanager.register(WorkerTimes(), "mxfp4-fuzz-worker-times")
+        # test) left in a worker's chunk becomes the run's tail. loadgroup hands out one test at a time
+        # (longest first, conftest), except that a module sharing an expensive fixture is one unit.
+        config.option.dist = "loadgroup"
+        config.option.loadgroup = True
+    config.pluginmanager.register(XdistController(), "mxfp4-fuzz-xdist-controller")
 
 
-class WorkerTimes:
-    """Per-worker test time, printed at the end of an xdist run: shows whether one worker was the tail."""
+LOADGROUP_KEY = "mxfp4_fuzz_loadgroup"
+
+
+class XdistController:
+    """Tells each worker the scheduler chosen here; prints per-worker test time at the end of the run
+    (shows whether one worker was the tail)."""
+
+    def pytest_configure_node(self, node):
+        node.workerinput[LOADGROUP_KEY] = node.config.option.dist == "loadgroup"  # xdist_group marks count
 
     def __init__(self):
         import time
