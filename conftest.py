@@ -172,6 +172,8 @@ def pytest_report_header(config):
 
     aiter = current()
     aiter_text = f"aiter {aiter.kind} ({aiter.version})" if aiter else "aiter not selected"
+    if aiter and aiter.kind == "source":  # which of aiter's modules ran from the checkout
+        aiter_text = aiter.describe()
     lines = [f"mxfp4-fuzz: {detect().describe()}, {aiter_text}, hypothesis profile {profiles.active()}"]
     if parallel.describe(config):
         lines.append(parallel.describe(config))

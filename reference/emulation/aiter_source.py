@@ -84,7 +84,7 @@ def check_checkout(root: Path) -> None:
     if (root / "ops" / "triton").is_dir() and (root / "__init__.py").is_file():
         hint = f" ({root} looks like the aiter package itself: give the folder above it)"
     raise NotAnAiterCheckout(
-        f"--aiter source={root}: not an aiter checkout: {root / missing[0]} is missing{hint}. "
+        f"not an aiter checkout: {root / missing[0]} is missing{hint}. "
         f"Expected the root of a ROCm/aiter clone with the competition-era layout, e.g. "
         f"`git -C aiter checkout {MODELLED_COMMIT}` or `git archive {MODELLED_COMMIT} aiter | tar -x -C PATH`.")
 
