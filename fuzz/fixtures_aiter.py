@@ -14,6 +14,7 @@ import torch
 
 from reference.emulation.select import AiterInfo, load_emulation, use_aiter
 from reference.gemm import ExactProduct, acceptable_range, accumulation_bound
+from reference.layouts import e8m0_unshuffle
 
 EMULATION_NAME = "aiter_emulated"
 
@@ -47,3 +48,18 @@ def assert_within_bound(out: torch.Tensor, exact: ExactProduct, rounding: str, s
         raise AssertionError(f"{int(bad.sum())} of {bad.numel()} outputs outside the bound ({rounding}); first at "
                              f"[{i}, {j}]: {got[i, j].item()!r} not in [{lo[i, j].item()!r}, {hi[i, j].item()!r}], "
                              f"exact {exact.value[i, j].item()!r}")
+
+
+def preshuffled_views(data):
+    """B_shuffle as (N//16, K*8) bytes and B_scale_sh as (N_pad//32, 32*cols) bytes: the a16wfp4 views."""
+    _, _, _, b_shuffle, b_scale_sh = data
+    n, half_k = b_shuffle.shape
+    return (b_shuffle.view(torch.uint8).reshape(n // 16, half_k * 16),
+            b_scale_sh.view(torch.uint8).reshape(b_scale_sh.shape[0] // 32, -1))
+
+
+def unshuffled_b(data):
+    """B's packed codes and its scales unshuffled to [N, K/32] (uint8, contiguous)."""
+    _, _, b_q, _, b_scale_sh = data
+    n, half_k = b_q.shape
+    return b_q.view(torch.uint8), e8m0_unshuffle(b_scale_sh, n, half_k // 16).view(torch.uint8).contiguous()

@@ -24,9 +24,9 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import emulated
+from fuzz.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
 from kernels.platform import detect
-from reference import e8m0_unshuffle, generate_input
+from reference import generate_input
 
 pytestmark = [pytest.mark.conformance,
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]  # NaN/Inf patterns reach numpy
@@ -164,19 +164,6 @@ def test_dynamic_mxfp4_quant_kernel_is_aiters(real):
         theirs, ours = both(real, [(wrapper, "_dynamic_mxfp4_quant_kernel", QUANT)],
                             lambda: wrapper.dynamic_mxfp4_quant(x))
         assert_identical(theirs, ours, f"dynamic_mxfp4_quant on {tuple(x.shape)}")
-
-
-def preshuffled_views(data):
-    _, _, _, b_shuffle, b_scale_sh = data
-    n, half_k = b_shuffle.shape
-    return (b_shuffle.view(torch.uint8).reshape(n // 16, half_k * 16),
-            b_scale_sh.view(torch.uint8).reshape(b_scale_sh.shape[0] // 32, -1))
-
-
-def unshuffled_b(data):
-    _, _, b_q, _, b_scale_sh = data
-    n, half_k = b_q.shape
-    return b_q.view(torch.uint8), e8m0_unshuffle(b_scale_sh, n, half_k // 16).view(torch.uint8).contiguous()
 
 
 def config(**overrides):

@@ -4,9 +4,9 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import assert_within_bound, emulated
+from fuzz.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
 from kernels.platform import detect
-from reference import e8m0_unshuffle, exact_gemm, exact_gemm_from_inputs, generate_input
+from reference import exact_gemm, exact_gemm_from_inputs, generate_input
 
 aiter = emulated()
 fp4_utils = emulated("utility.fp4_utils")
@@ -29,20 +29,6 @@ def quantized_a(data):
     """A as the task's reference passes it to gemm_a4w4: fp4x2 codes, shuffled e8m0 scales."""
     codes, scales = triton_quant.dynamic_mxfp4_quant(data[0])
     return codes.view(fp4x2), fp4_utils.e8m0_shuffle(scales).view(e8m0)
-
-
-def preshuffled_views(data):
-    """B_shuffle as (N//16, K*8) bytes and B_scale_sh as (N_pad//32, 32*cols) bytes: the a16wfp4 views."""
-    _, _, _, b_shuffle, b_scale_sh = data
-    n, half_k = b_shuffle.shape
-    return (b_shuffle.view(torch.uint8).reshape(n // 16, half_k * 16),
-            b_scale_sh.view(torch.uint8).reshape(b_scale_sh.shape[0] // 32, -1))
-
-
-def unshuffled_b(data):
-    _, _, b_q, _, b_scale_sh = data
-    n, half_k = b_q.shape
-    return b_q.view(torch.uint8), e8m0_unshuffle(b_scale_sh, n, half_k // 16).view(torch.uint8).contiguous()
 
 
 @pytest.mark.parametrize("m, n, k", [(1, 64, 256), (16, 256, 512), (13, 128, 320)])

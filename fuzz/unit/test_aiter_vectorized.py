@@ -5,8 +5,8 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import assert_within_bound, emulated
-from reference import e8m0_unshuffle, exact_gemm_from_inputs, generate_input
+from fuzz.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
+from reference import exact_gemm_from_inputs, generate_input
 
 vectorized = emulated("ops.triton._vectorized")
 triton_quant = emulated("ops.triton.quant")
@@ -30,14 +30,9 @@ def both_modes(call):
 
 
 def b_views(data):
-    _, _, b_q, b_shuffle, b_scale_sh = data
-    n, half_k = b_q.shape
-    return {
-        "packed": b_q.view(torch.uint8),
-        "scales": e8m0_unshuffle(b_scale_sh, n, half_k // 16).view(torch.uint8).contiguous(),
-        "shuffled": b_shuffle.view(torch.uint8).reshape(n // 16, half_k * 16),
-        "shuffled_scales": b_scale_sh.view(torch.uint8).reshape(b_scale_sh.shape[0] // 32, -1),
-    }
+    packed, scales = unshuffled_b(data)
+    shuffled, shuffled_scales = preshuffled_views(data)
+    return {"packed": packed, "scales": scales, "shuffled": shuffled, "shuffled_scales": shuffled_scales}
 
 
 @pytest.mark.parametrize("m, n, k", SHAPES)
