@@ -106,10 +106,10 @@ class MergedSubmissionReporter:
         self.merged: dict | None = None
 
     def pytest_xdist_node_collection_finished(self, node, ids):
-        from fuzz.submission.plugin import TEST_MODULE
+        from fuzz.submission.plugin import TEST_MODULE, test_name
 
         if not self.order:
-            self.order = [i.split("::")[-1].split("[")[0].removeprefix("test_") for i in ids
+            self.order = [test_name(i) for i in ids
                           if TEST_MODULE in i.split("::")[0]]
 
     def pytest_testnodedown(self, node, error):

@@ -36,6 +36,12 @@ class SubmissionFailure(AssertionError):
 _FAILURE_TYPES: dict = {}
 
 
+def test_name(nodeid: str) -> str:
+    """``correctness`` from ``fuzz/test_submission.py::test_correctness[x]@group`` (xdist's loadgroup
+    appends the group)."""
+    return nodeid.split("::")[-1].split("[")[0].split("@")[0].removeprefix("test_")
+
+
 def failure_type(failure_class: str) -> type:
     """The SubmissionFailure subclass of one class of failure (a NaN leak, K terms missing, a crash, ...):
     Hypothesis tells failures apart by exception type, so it shrinks and reports each class on its own
@@ -295,7 +301,7 @@ class SubmissionReporter:
         if session is None or TEST_MODULE not in report.nodeid.split("::")[0]:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            name = report.nodeid.split("::")[-1].split("[")[0].removeprefix("test_")
+            name = test_name(report.nodeid)
             record = session.record(FURTHER_SEARCHES.get(name, name))
             if name in FURTHER_SEARCHES:  # it can only add failures to its verdict
                 record.seconds += report.duration
