@@ -68,6 +68,7 @@ class Outcome:
             "verdict": self.verdict, "status": self.status, "summary": self.summary,
             "card": None if self.card is None else self.card.to_json(),
             "program": list(self.program), "output_tail": self.output_tail, "failure_class": self.failure_class,
+            "card_text": "" if self.card is None else self.card.render(),
         }
 
 

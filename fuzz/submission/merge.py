@@ -30,6 +30,8 @@ def _rank(verdict: dict) -> int:
 
 def merge(partials: list, order: list, total_seconds: float) -> dict:
     """The report of the whole run from the workers' ``partials``; ``order``: verdict names in test order."""
+    from fuzz.submission.plugin import official_launches_not_fuzzed
+
     base = next((p for p in partials if p["loaded"] is not None), partials[0])
     merged = {key: base[key] for key in _HEADER}
     chosen: dict = {}
@@ -40,6 +42,7 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
                 chosen[name] = verdict
     position = {name: i for i, name in enumerate(order)}
     merged["verdicts"] = sorted(chosen.values(), key=lambda v: position.get(v["verdict"], len(position)))
+    merged["official_launches_not_fuzzed"] = official_launches_not_fuzzed(merged["verdicts"])
     autotune: dict = {}
     for partial in partials:
         for kernel, entry in partial["cpu_tier"]["autotune"].items():
@@ -64,7 +67,7 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
 
 def summary_lines(report: dict, workers: int, cards: bool) -> list:
     """The terminal summary of a merged report (the serial run's table, from the JSON)."""
-    from fuzz.submission.plugin import tier_notes_lines
+    from fuzz.submission.plugin import launch_lines, tier_notes_lines
 
     t = report["timings"]
     slow = (f", {t['slow_programs']} slow (over the {t['timeout_seconds']:g} s timeout, progressing)"
@@ -78,16 +81,18 @@ def summary_lines(report: dict, workers: int, cards: bool) -> list:
     for v in report["verdicts"]:
         first = v["summary"].splitlines()[0] if v["summary"] else ""
         lines.append(f"  {v['verdict']:<{width}}  {v['status']:<8}  {first[:150]}")
-    if cards:
+    if cards:  # every distinct failure's card, as the serial run prints them
         for v in report["verdicts"]:
-            if v["card_text"]:
-                lines += [""] + v["card_text"].splitlines()
+            for text in [f["card_text"] for f in v["failures"] if f.get("card_text")] or [v["card_text"]]:
+                if text:
+                    lines += [""] + text.splitlines()
     for build in report["hip_builds"]:
         lines.append(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
         for k in build["kernels"]:
             lines.append(f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, "
                          f"{k['agpr']} AGPRs, {k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, "
                          f"scratch {k['scratch']} B/lane, spills {k['vgpr_spill']} VGPRs {k['sgpr_spill']} SGPRs")
+    lines += launch_lines(report["verdicts"])
     notes = report["cpu_tier"]
     lines += tier_notes_lines({"device_emulated": notes["device_emulated"], "autotune": notes["autotune"],
                                "shims": notes["compat_shims"]})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from hypothesis import event
+from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 
 TEST_MODULE = "test_submission.py"
@@ -143,10 +143,15 @@ class SubmissionSession:
         """Record a check's outcome; raise its card when it failed; reject an inconclusive example; skip
         the test (NOT RUN, with the reason) when the tier was too slow to run it."""
         __tracebackhide__ = True  # pytest shows the card, not this frame
+        seen = {launch for record in self.records.values() for launch in record.launches}
         self.record(outcome.verdict).add(outcome)
         if currently_in_test_context():
             for launch in outcome.launches:
                 event(f"launch: {launch}")
+            # Hypothesis's target phase mutates the examples that scored highest: toward configurations
+            # (split-K stripe counts, block sizes, grid classes) no verdict has reached yet.
+            target(float(sum(launch not in seen for launch in outcome.launches)),
+                   label="launch configurations not reached before")
         if outcome.status == "fail":
             raise failure_type(outcome.failure_class)(outcome.render())
         if outcome.status == "not_run":
@@ -186,6 +191,7 @@ class SubmissionSession:
             "load_error": None if load is None or load.ok else load.describe_error(),
             "documents_nondeterminism": None if load is None else load.nondeterministic,
             "verdicts": [r.to_json() for r in self.records.values()],
+            "official_launches_not_fuzzed": official_launches_not_fuzzed([r.to_json() for r in self.records.values()]),
             "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "timings": {
@@ -201,6 +207,36 @@ class SubmissionSession:
                 "hard_cap_seconds": self.runner.hard_cap,
             },
         }
+
+
+def official_launches_not_fuzzed(verdicts: list) -> list:
+    """The launch configurations the official check ran that no fuzzed example of another verdict
+    reached (from the report's verdicts): a configuration only the official shapes use is one the
+    fuzzing says nothing about. On the CPU tier the official shapes run with N narrowed, so their grid
+    classes are the narrowed ones."""
+    official = next((v for v in verdicts if v["verdict"] == "official"), None)
+    if official is None:
+        return []
+    fuzzed = {launch["config"] for v in verdicts if v["verdict"] not in ("official", "loads")
+              for launch in v["launch_configs"]}
+    return [launch["config"] for launch in official["launch_configs"] if launch["config"] not in fuzzed]
+
+
+def launch_lines(verdicts: list) -> list:
+    """The terminal lines of the launch configurations each verdict reached, then the official ones
+    fuzzing never reached."""
+    lines = []
+    for verdict in verdicts:
+        for i, launch in enumerate(verdict["launch_configs"]):
+            lines.append(f"{'launches' if i == 0 else '':<11} {verdict['verdict']}: {launch['config']} "
+                         f"({launch['examples']} examples)")
+    official = next((v for v in verdicts if v["verdict"] == "official"), None)
+    if official is not None and official["launch_configs"]:
+        missed = official_launches_not_fuzzed(verdicts)
+        lines += [f"unfuzzed    {config}: the official shapes ran it, no fuzzed example did" for config in missed]
+        if not missed:
+            lines.append("unfuzzed    none: fuzzing reached every launch configuration of the official shapes")
+    return lines
 
 
 def tier_notes_json(notes: dict) -> dict:
@@ -369,9 +405,8 @@ class SubmissionReporter:
                       f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "
                       f"LDS {kernel['lds']} B, scratch {kernel['scratch']} B/lane, spills {kernel['vgpr_spill']} "
                       f"VGPRs {kernel['sgpr_spill']} SGPRs")
-        for record in found.records.values():  # the launch configurations each verdict reached
-            for i, (launch, count) in enumerate(record.launches.items()):
-                write(f"{'launches' if i == 0 else '':<11} {record.verdict}: {launch} ({count} examples)")
+        for line in launch_lines([r.to_json() for r in found.records.values()]):
+            write(line)
         for line in tier_notes_lines(runner.tier_notes):
             write(line)
         write(f"report      {self.report_path.resolve()}")

@@ -189,3 +189,43 @@ def test_a_launch_configuration_names_kernel_config_stripes_and_grid_class():
               "constexprs": {"BLOCK_SIZE_K": 256, "NUM_KSPLIT": 4, "GRID_MN": 80}}
     assert launch_config(ours) == "fused_mxfp4_gemm_kernel[BLOCK_K=256] stripes=2 < 256 programs"
     assert launch_config(aiters) == "_gemm_a16wfp4_preshuffle_kernel[BLOCK_SIZE_K=256 NUM_KSPLIT=4] stripes=4 >= 256 programs"
+
+
+def test_the_report_names_the_official_launch_configurations_fuzzing_never_reached():
+    from fuzz.submission.plugin import launch_lines, official_launches_not_fuzzed
+
+    def verdict(name, *configs):
+        return {"verdict": name, "launch_configs": [{"config": c, "examples": 1} for c in configs]}
+
+    split = "k[BK=256] stripes=4 >= 256 programs"
+    whole = "k[BK=256] stripes=1 < 256 programs"
+    verdicts = [verdict("loads", split), verdict("official", whole, split), verdict("correctness", whole)]
+    assert official_launches_not_fuzzed(verdicts) == [split]  # loads' launches are not fuzzing
+    assert any(line.startswith("unfuzzed") and split in line for line in launch_lines(verdicts))
+    verdicts.append(verdict("contract", split))
+    assert official_launches_not_fuzzed(verdicts) == []
+    assert launch_lines(verdicts)[-1].startswith("unfuzzed    none")
+    assert official_launches_not_fuzzed([verdict("correctness", split)]) == []  # no official check ran
+
+
+def test_examples_that_reach_a_new_launch_configuration_score_higher(monkeypatch):
+    """settle() scores each example by the launch configurations no verdict had reached, for
+    Hypothesis's target phase to mutate toward."""
+    from hypothesis import given, settings, strategies as st
+
+    from fuzz.submission import plugin
+    from fuzz.submission.checks import Outcome
+
+    scores = []
+    monkeypatch.setattr(plugin, "target", lambda score, label: scores.append((score, label)))
+    session = plugin.SubmissionSession("x.py", runner=None, tier="cpu")
+    launches = iter([["a", "b"], ["a"], ["b", "c"]])
+
+    @settings(max_examples=3, database=None)
+    @given(st.integers(0, 1000))
+    def run(_):
+        session.settle(Outcome("correctness", "pass", "ok", launches=next(launches)))
+
+    run()
+    assert [s for s, _ in scores] == [2.0, 0.0, 1.0]
+    assert {label for _, label in scores} == {"launch configurations not reached before"}
