@@ -30,13 +30,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import importlib.util
 import shutil
 import subprocess
 import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
+
+from reference.emulation.select import exec_as_module
 
 MODELLED_COMMIT = "bd02afb526"
 
@@ -100,23 +101,11 @@ def overlay(root: Path) -> Overlay:
         parent, _, leaf = name.rpartition(".")
         package = importlib.import_module(parent)  # the emulation's package (its __init__ stays)
         replaced[name] = sys.modules.get(name)
-        setattr(package, leaf, _load(name, root / relative))
+        setattr(package, leaf, exec_as_module(name, root / relative))
     _rebind_reexports(replaced)
     differing = tuple(relative for relative, blob in SOURCE_MODULES.values()
                       if _git_blob(root / relative)[:len(blob)] != blob)
     return Overlay(str(root), _commit(root, differing), tuple(SOURCE_MODULES), differing)
-
-
-def _load(name: str, path: Path) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
 
 
 def _install_stubs() -> None:

@@ -108,8 +108,16 @@ def load_emulation(name: str = "aiter_emulated"):
     """Import the emulated package as top-level ``name`` (its imports are relative), leaving ``aiter`` alone."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, EMULATION_ROOT / "aiter" / "__init__.py", submodule_search_locations=[str(EMULATION_ROOT / "aiter")])
+    module = exec_as_module(name, EMULATION_ROOT / "aiter" / "__init__.py", package_dir=EMULATION_ROOT / "aiter")
+    _install_asm_model()
+    return module
+
+
+def exec_as_module(name: str, path: Path, package_dir: Path | None = None):
+    """Execute the file at ``path`` as module ``name`` (a package searching ``package_dir`` when given),
+    registered in sys.modules while it runs; nothing is left registered when it raises."""
+    search = None if package_dir is None else [str(package_dir)]
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -117,7 +125,6 @@ def load_emulation(name: str = "aiter_emulated"):
     except BaseException:
         del sys.modules[name]
         raise
-    _install_asm_model()
     return module
 
 
