@@ -304,6 +304,23 @@ FAILURE_CLASSES = {
 }
 
 
+_EXCEPTION_TYPES: dict = {}
+
+
+def failure_exception(failure_class: str, base: type, suffix: str = "") -> type:
+    """The subclass of ``base`` for one failure class (``KTermsMissing`` + ``suffix``, default the base's
+    name): Hypothesis
+    tells failures apart by exception type, so each class is shrunk and reported on its own and one bug
+    does not hide another in the same test. ``base`` itself for an empty class."""
+    if not failure_class:
+        return base
+    key = (base, failure_class)
+    if key not in _EXCEPTION_TYPES:
+        name = "".join(part.title() for part in failure_class.split("_")) + (suffix or base.__name__)
+        _EXCEPTION_TYPES[key] = type(name, (base,), {"__module__": base.__module__})
+    return _EXCEPTION_TYPES[key]
+
+
 def failure_class(findings: list[Finding]) -> str:
     """The FAILURE_CLASSES name of the findings ``explain`` returned for a failing output."""
     kinds = {f.kind: f for f in findings}
@@ -312,8 +329,8 @@ def failure_class(findings: list[Finding]) -> str:
         if kind in kinds:
             return name
     where = kinds.get("rows_columns")
-    if where is not None and where.params["partial_tile"]:
+    if where is not None and where.params.get("partial_tile"):
         return "partial_tile"
-    if where is not None and where.params["everywhere"]:
+    if where is not None and where.params.get("everywhere"):
         return "wrong_everywhere"
     return "wrong_values"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from fuzz.attribution import failure_class
 from fuzz.strategies import Case, FieldError
 
 REPLAY_COMMAND = "python -m pytest fuzz --replay {path}"
@@ -29,6 +30,7 @@ class FailureCard:
     dispatch: dict = field(default_factory=dict)  # the subject's last_dispatch metadata
     corpus_file: str = ""  # where the case is saved, relative to the repository root
     trace: list = field(default_factory=list)  # fuzz.trace lines of the failing call: aiter calls, Triton launches
+    failure_class: str = ""  # attribution.failure_class of the findings: what kind of wrong
 
     @classmethod
     def from_verdicts(cls, case, subject, tier, verdict, official=None, findings=(), corpus_file="", trace=()):
@@ -49,6 +51,7 @@ class FailureCard:
             dispatch=dispatch,
             corpus_file=corpus_file,
             trace=list(trace),
+            failure_class=failure_class(list(findings)) if findings else "",
         )
 
     @property
@@ -101,7 +104,7 @@ class FailureCard:
             raise FieldError(f"card.{missing[0]}", "missing")
         expected_types = {
             "subject": str, "path": str, "tier": str, "check": str, "summary": str, "official_summary": str,
-            "corpus_file": str, "attribution": list, "dispatch": dict, "trace": list,
+            "corpus_file": str, "attribution": list, "dispatch": dict, "trace": list, "failure_class": str,
         }
         for key, kind in expected_types.items():
             if key in obj and not isinstance(obj[key], kind):

@@ -83,12 +83,20 @@ def run_and_judge(subject, case: strategies.Case):
                                      trace=trace.render().splitlines())
 
 
+class WrongProduct(AssertionError):
+    """A kernel path's output failed the oracle; the message is the failure card."""
+
+
 def report(card: FailureCard, case):
-    """Save the minimal case (only on Hypothesis's final replay, not on every shrink step) and fail."""
+    """Save the minimal case (only on Hypothesis's final replay, not on every shrink step) and fail
+    with the card's failure class as the exception type (``KTermsMissingWrongProduct``, ...), so that
+    Hypothesis shrinks and reports each kind of wrong separately instead of the first bug hiding the
+    others."""
+    __tracebackhide__ = True  # pytest shows the card, not this frame
     if not currently_in_test_context() or current_build_context().is_final:
         path = corpus.save(case, card)
         card = FailureCard(**{**card.__dict__, "corpus_file": str(path.relative_to(corpus.CORPUS_DIR.parents[1]))})
-    pytest.fail(card.render(), pytrace=False)
+    raise attribution.failure_exception(card.failure_class, WrongProduct)(card.render())
 
 
 @given(data=st.data())

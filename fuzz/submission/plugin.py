@@ -33,9 +33,6 @@ class SubmissionFailure(AssertionError):
     """A verdict failed; the message is the failure card (an AssertionError, so Hypothesis shrinks it)."""
 
 
-_FAILURE_TYPES: dict = {}
-
-
 def test_name(nodeid: str) -> str:
     """``correctness`` from ``fuzz/test_submission.py::test_correctness[x]@group`` (xdist's loadgroup
     appends the group)."""
@@ -46,12 +43,9 @@ def failure_type(failure_class: str) -> type:
     """The SubmissionFailure subclass of one class of failure (a NaN leak, K terms missing, a crash, ...):
     Hypothesis tells failures apart by exception type, so it shrinks and reports each class on its own
     and one bug does not hide another in the same verdict."""
-    if not failure_class:
-        return SubmissionFailure
-    if failure_class not in _FAILURE_TYPES:
-        name = "".join(part.title() for part in failure_class.split("_")) + "Failure"
-        _FAILURE_TYPES[failure_class] = type(name, (SubmissionFailure,), {"__module__": __name__})
-    return _FAILURE_TYPES[failure_class]
+    from fuzz.attribution import failure_exception
+
+    return failure_exception(failure_class, SubmissionFailure, suffix="Failure")
 
 
 @dataclass
