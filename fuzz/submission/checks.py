@@ -267,20 +267,30 @@ def tier_limited_call(ctx, verdict: str, program, outputs: dict):
 
 def contract_problem(record: dict, case: Case) -> str | None:
     """What is wrong with a call's return value by the contract (type, shape, dtype, device), if anything."""
+    issue = contract_issue(record, case)
+    return None if issue is None else issue[1]
+
+
+# The kinds of contract breach, each its own failure class (one exception type each, like correctness's)
+CONTRACT_CLASSES = ("raises", "unreadable", "not_a_tensor", "wrong_shape", "wrong_dtype", "wrong_device")
+
+
+def contract_issue(record: dict, case: Case) -> tuple[str, str] | None:
+    """(CONTRACT_CLASSES kind, what is wrong) for a call's return value, or None when it keeps the contract."""
     if "exception" in record:
         e = record["exception"]
-        return f"raised {e['type']}: {e['message']}" + _where(e)
+        return "raises", f"raised {e['type']}: {e['message']}" + _where(e)
     if "inspect_error" in record:
         e = record["inspect_error"]
-        return f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"
+        return "unreadable", f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"
     if "file" not in record:
-        return f"returned a {record['type']}, not a torch.Tensor"
+        return "not_a_tensor", f"returned a {record['type']}, not a torch.Tensor"
     if record["shape"] != [case.m, case.n]:
-        return f"returned shape {tuple(record['shape'])}, expected (M, N) = ({case.m}, {case.n})"
+        return "wrong_shape", f"returned shape {tuple(record['shape'])}, expected (M, N) = ({case.m}, {case.n})"
     if record["dtype"] != "torch.bfloat16":
-        return f"returned dtype {record['dtype']}, expected torch.bfloat16"
+        return "wrong_dtype", f"returned dtype {record['dtype']}, expected torch.bfloat16"
     if record["device"] != record["input_device"]:
-        return f"returned a tensor on {record['device']}, A is on {record['input_device']}"
+        return "wrong_device", f"returned a tensor on {record['device']}, A is on {record['input_device']}"
     return None
 
 
@@ -359,9 +369,10 @@ def check_contract(ctx: Context, cases: list) -> Outcome:
     if limited is not None:
         return limited
     for i, case in enumerate(cases):
-        problem = contract_problem(outputs[f"y{i}"], case)
-        if problem:
-            return ctx.outcome("contract", "fail", f"call {i + 1} on an in-contract shape {problem}", program, case)
+        issue = contract_issue(outputs[f"y{i}"], case)
+        if issue:
+            return ctx.outcome("contract", "fail", f"call {i + 1} on an in-contract shape {issue[1]}", program, case,
+                               failure_class=issue[0])
     return ctx.outcome("contract", "pass", f"{len(cases)} in-contract calls returned bf16 (M, N) tensors", program)
 
 
@@ -378,13 +389,15 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
     error = record.get("exception")
     if error and not error["device_fault"]:
         return ctx.outcome("contract_beyond", "pass", f"refused cleanly: {error['type']}: {error['message']}", program)
-    problem = contract_problem(record, case)
-    if problem:
-        return ctx.outcome("contract_beyond", "fail", f"beyond the contract the call {problem}", program, case)
+    issue = contract_issue(record, case)
+    if issue:
+        return ctx.outcome("contract_beyond", "fail", f"beyond the contract the call {issue[1]}", program, case,
+                           failure_class=issue[0])
     judgement = ctx.judge(result.tensor(record), case)
     if not judgement.passed:
         return ctx.outcome("contract_beyond", "fail", f"returned a wrong result instead of refusing: {judgement.summary}",
-                           program, case, worst=judgement.worst, official=judgement.official)
+                           program, case, worst=judgement.worst, official=judgement.official,
+                           failure_class="wrong_result")
     return ctx.outcome("contract_beyond", "pass", f"correct result: {judgement.summary}", program)
 
 

@@ -229,3 +229,23 @@ def test_examples_that_reach_a_new_launch_configuration_score_higher(monkeypatch
     run()
     assert [s for s, _ in scores] == [2.0, 0.0, 1.0]
     assert {label for _, label in scores} == {"launch configurations not reached before"}
+
+
+def test_each_contract_breach_is_its_own_failure_class():
+    from fuzz.strategies import Case
+    from fuzz.submission.checks import CONTRACT_CLASSES, contract_issue
+
+    case = Case(3, 64, 64)
+    ok = {"file": "y.pt", "shape": [3, 64], "dtype": "torch.bfloat16", "device": "cuda:0", "input_device": "cuda:0"}
+    records = {
+        "raises": {"exception": {"type": "ValueError", "message": "K % 256", "device_fault": False}},
+        "unreadable": {"type": "Weird", "inspect_error": {"type": "TypeError", "message": "no"}},
+        "not_a_tensor": {"type": "list"},
+        "wrong_shape": {**ok, "shape": [4, 64]},
+        "wrong_dtype": {**ok, "dtype": "torch.float32"},
+        "wrong_device": {**ok, "device": "cpu"},
+    }
+    assert tuple(records) == CONTRACT_CLASSES
+    for kind, record in records.items():
+        assert contract_issue(record, case)[0] == kind
+    assert contract_issue(ok, case) is None
