@@ -143,6 +143,14 @@ class Program:
             line += f" with autotune config {autotune_choice} of each autotuned kernel"
         self._add(step, line)
 
+    @classmethod
+    def single_call(cls, case: Case, autotune_choice: int | None = None) -> "Program":
+        """``d = inputs(case); y = custom_kernel(d)``: the program of the one-call verdicts."""
+        program = cls()
+        program.build("d", case)
+        program.call("d", "y", autotune_choice)
+        return program
+
     def reload(self) -> None:
         self._add({"do": "reload"}, "execute the submission file afresh (no module state)")
 
@@ -379,9 +387,7 @@ def check_contract(ctx: Context, cases: list) -> Outcome:
 def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
     """A shape outside the stated contract (N % 64 != 0 or K % 64 != 0): a correct result or a clean
     exception; garbage, a crash or a hang fails."""
-    program = Program()
-    program.build("d", case)
-    program.call("d", "y")
+    program = Program.single_call(case)
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("contract_beyond", program, result, case)
@@ -440,9 +446,7 @@ def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
     """One fresh call; the output against the exact product and the accumulation bound (the oracle
     ladder), with the official 1e-2 verdict on the same output beside it. A failure carries the
     attribution's findings and its class (``attribution.failure_class``)."""
-    program = Program()
-    program.build("d", case)
-    program.call("d", "y", autotune_choice)
+    program = Program.single_call(case, autotune_choice)
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("correctness", program, result, case)
@@ -481,9 +485,7 @@ def _class_at_this_shape(ctx: Context, case: Case, autotune_choice, own: str) ->
     if plain == case:
         return own, []
     kept = ctx.last_result  # the card's path trace is the failing program's, not the probe's
-    program = Program()
-    program.build("d", plain)
-    program.call("d", "y", autotune_choice)
+    program = Program.single_call(plain, autotune_choice)
     result, outputs = ctx.execute(program)
     ctx.last_result = kept
     record = outputs.get("y", {})
@@ -502,9 +504,7 @@ def _class_at_this_shape(ctx: Context, case: Case, autotune_choice, own: str) ->
 def check_immutability(ctx: Context, case: Case) -> Outcome:
     """Every input tensor (its whole storage) byte-identical after the call. The official harness
     passes a clone, so a kernel that writes into its inputs passes there and corrupts a caller here."""
-    program = Program()
-    program.build("d", case)
-    program.call("d", "y")
+    program = Program.single_call(case)
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("immutability", program, result, case)
