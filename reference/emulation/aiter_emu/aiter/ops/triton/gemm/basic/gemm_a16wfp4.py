@@ -9,7 +9,7 @@ import torch
 
 from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import _gemm_a16wfp4_kernel, _gemm_a16wfp4_preshuffle_kernel, _get_config
 from ... import _vectorized
-from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _outputs, _reduce
+from .gemm_afp4wfp4 import _fit_splits, _gemm_grid, _outputs, _reduce, _scales_past_k
 
 
 def gemm_a16wfp4(
@@ -42,6 +42,7 @@ def gemm_a16wfp4(
         config["SPLITK_BLOCK_SIZE"] = 2 * K
         y_pp = None
     out = y if y_pp is None else y_pp
+    w_scales = _scales_past_k(w_scales, K, config)
     _gemm_a16wfp4_kernel[_gemm_grid(M, N, config)](
         x, w, out, w_scales, M, N, K, *x.stride(), *w.stride(),
         0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1), *w_scales.stride(),

@@ -44,6 +44,27 @@ def _fit_splits(config: dict, K: int, search_splits: bool = True) -> None:
         config["NUM_KSPLIT"] = 1
 
 
+def _scales_past_k(scales: torch.Tensor, K: int, config: dict) -> torch.Tensor:
+    """``scales`` [rows, K/32], or a copy padded with zero groups to what the kernel reads.
+
+    aiter's kernels load scale groups unmasked. With K (bytes) not a multiple of BLOCK_SIZE_K // 2 the
+    last iteration of the last split reads groups past K/16: past the tensor's end for the column-major
+    x_scales, into the next row (past the end for the last row) for w_scales. The data there is masked
+    to 0, so on a GPU the product is right unless the bytes read are 0xFF (E8M0 NaN: 0 x NaN = NaN).
+    The interpreter reads host memory there, which made results right or NaN at random; the emulation
+    gives those reads zeros, the benign outcome, deterministically. (The kernel reads the copy through
+    its strides, so the copy's memory order does not matter.)"""
+    splits = triton.cdiv(K, config["SPLITK_BLOCK_SIZE"] // 2)
+    per_iter = config["BLOCK_SIZE_K"] // 32
+    num_k_iter = triton.cdiv(config["SPLITK_BLOCK_SIZE"] // 2, config["BLOCK_SIZE_K"] // 2)
+    read = (splits - 1) * (config["SPLITK_BLOCK_SIZE"] // 32) + num_k_iter * per_iter
+    if read <= scales.shape[1]:
+        return scales
+    padded = torch.zeros((scales.shape[0], read), dtype=scales.dtype, device=scales.device)
+    padded[:, :scales.shape[1]] = scales
+    return padded
+
+
 def _gemm_grid(M: int, N: int, config: dict):
     return (config["NUM_KSPLIT"] * triton.cdiv(M, config["BLOCK_SIZE_M"]) * triton.cdiv(N, config["BLOCK_SIZE_N"]),)
 
@@ -94,6 +115,7 @@ def gemm_afp4wfp4(
     _fit_splits(config, K)
     config["BLOCK_SIZE_K"] = max(config["BLOCK_SIZE_K"], 128)
     y, y_pp, out, return_y_pp = _outputs(config, M, N, K, y, dtype, x.device, skip_reduce, _USE_GEMM_SPLITK_BF16)
+    x_scales, w_scales = _scales_past_k(x_scales, K, config), _scales_past_k(w_scales, K, config)
     _gemm_afp4wfp4_kernel[_gemm_grid(M, N, config)](
         x, w, out, x_scales, w_scales, M, N, K, *x.stride(), *w.stride(),
         0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1),
