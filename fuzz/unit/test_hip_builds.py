@@ -185,3 +185,28 @@ def test_compile_flags_keep_what_changes_code_and_drop_arch_and_link():
     flags = ["-O3", "-I", "inc", "-DX=1", "--offload-arch=gfx942", "-ffast-math", "-lfoo", "-Wl,-rpath,x", "-x", "hip",
              "-o", "out.so", "-shared", "-mcumode"]
     assert hip_builds._compile_flags(flags) == ["-O3", "-I", "inc", "-DX=1", "-ffast-math", "-mcumode"]
+
+
+SEED_FUSED = ROOT.parent / "shared" / "seeds" / "seed2_fused_triton_submission.py"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SEED_FUSED.exists(), reason="../shared/seeds is not here (the project's seed submissions)")
+def test_the_fused_seeds_hip_fold_never_builds_because_hipify_mangles_its_switch(tmp_path, toolchain):
+    """A real file: the fused seed builds its split-K fold with load_inline and falls back to Triton when
+    that raises. torch's own hipify turns ``case 2:wide_fold<2><<<bl,t>>>(...)`` into
+    ``casehipLaunchKernelGGL(( 2:wide_fold<2>), ...)``, so on a ROCm runner the fold never builds and the
+    fallback silently serves every call. builds_gfx950 says so, at the file's lines."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "pytest", str(ROOT / "fuzz" / "test_submission.py"), "-p", "no:cacheprovider",
+               "--submission", str(SEED_FUSED), "--aiter", "emulated", "-k", "loads or builds_gfx950",
+               "--submission-report", str(report), "-q"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    data = json.loads(report.read_text())
+    assert {v["verdict"]: v["status"] for v in data["verdicts"]} == {"loads": "PASS", "builds_gfx950": "FAIL"}, \
+        done.stdout[-3000:]
+    (build,) = data["hip_builds"]
+    lines = SEED_FUSED.read_text().splitlines()
+    mangled = [e for e in build["errors"] if "casehipLaunchKernelGGL" in e["message"]]
+    assert mangled and all("case " in lines[e["origin_line"] - 1] and "<<<" in lines[e["origin_line"] - 1]
+                           for e in mangled), build["errors"]
