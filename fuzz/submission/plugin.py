@@ -144,8 +144,9 @@ class SubmissionSession:
                 event(f"launch: {launch}")
             # Hypothesis's target phase mutates the examples that scored highest: toward configurations
             # (split-K stripe counts, block sizes, grid classes) no verdict has reached yet.
-            target(float(sum(launch not in seen for launch in outcome.launches)),
-                   label="launch configurations not reached before")
+            if outcome.launches and outcome.status in ("pass", "fail", "reported"):  # not on a skip or reject
+                target(float(sum(launch not in seen for launch in outcome.launches)),
+                       label="launch configurations not reached before")
         if outcome.status == "fail":
             raise failure_type(outcome.failure_class)(outcome.render())
         if outcome.status == "not_run":
@@ -212,8 +213,8 @@ def official_launches_not_fuzzed(verdicts: list) -> list:
     if official is None:
         return []
     fuzzed = {launch["config"] for v in verdicts if v["verdict"] not in ("official", "loads")
-              for launch in v["launch_configs"]}
-    return [launch["config"] for launch in official["launch_configs"] if launch["config"] not in fuzzed]
+              for launch in v.get("launch_configs", [])}
+    return [launch["config"] for launch in official.get("launch_configs", []) if launch["config"] not in fuzzed]
 
 
 def launch_lines(verdicts: list) -> list:
@@ -221,11 +222,11 @@ def launch_lines(verdicts: list) -> list:
     fuzzing never reached."""
     lines = []
     for verdict in verdicts:
-        for i, launch in enumerate(verdict["launch_configs"]):
+        for i, launch in enumerate(verdict.get("launch_configs", [])):
             lines.append(f"{'launches' if i == 0 else '':<11} {verdict['verdict']}: {launch['config']} "
                          f"({launch['examples']} examples)")
     official = next((v for v in verdicts if v["verdict"] == "official"), None)
-    if official is not None and official["launch_configs"]:
+    if official is not None and official.get("launch_configs"):
         missed = official_launches_not_fuzzed(verdicts)
         lines += [f"unfuzzed    {config}: the official shapes ran it, no fuzzed example did" for config in missed]
         if not missed:
@@ -335,7 +336,8 @@ class SubmissionReporter:
             record = session.record(FURTHER_SEARCHES.get(name, name))
             if name in FURTHER_SEARCHES:  # it can only add failures to its verdict
                 record.seconds += report.duration
-                if report.failed:
+                known = session.known_at_second_search.get(record.verdict, frozenset())
+                if report.failed and set(record.failures) - known:  # only a new failure class fails it
                     record.outcome = "failed"
                 return
             record.outcome = "error" if report.when == "setup" and report.failed else report.outcome

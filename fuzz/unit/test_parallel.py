@@ -62,6 +62,7 @@ def _partial(verdicts, programs=3, autotune=None, loaded=True):
         "verdicts": [{"verdict": v, "status": s, "summary": f"{v} {s}", "card_text": ""} for v, s in verdicts],
         "cpu_tier": {"device_emulated": True, "autotune": autotune or {}, "compat_shims": {}},
         "hip_builds": [],
+        "official_launches_not_fuzzed": [],
         "timings": {"total_seconds": 1.0, "worker_start_seconds": 0.5, "module_exec_seconds": 0.01,
                     "programs_run": programs, "worker_restarts": 1, "timeouts": 0, "slow_programs": 0,
                     "too_slow_programs": 0, "timeout_seconds": 60.0, "hard_cap_seconds": 600.0},
