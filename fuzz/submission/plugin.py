@@ -175,6 +175,7 @@ class SubmissionSession:
 
     def report(self, profile: str) -> dict:
         load = self.runner.load_report
+        verdicts = [r.to_json() for r in self.records.values()]  # renders every card: once
         return {
             "submission": self.path,
             "tier": self.tier,
@@ -185,8 +186,8 @@ class SubmissionSession:
             "loaded": None if load is None else load.ok,
             "load_error": None if load is None or load.ok else load.describe_error(),
             "documents_nondeterminism": None if load is None else load.nondeterministic,
-            "verdicts": [r.to_json() for r in self.records.values()],
-            "official_launches_not_fuzzed": official_launches_not_fuzzed([r.to_json() for r in self.records.values()]),
+            "verdicts": verdicts,
+            "official_launches_not_fuzzed": official_launches_not_fuzzed(verdicts),
             "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "timings": {
