@@ -16,10 +16,12 @@ import pytest
 
 from fuzz.codegen import hip_gfx950
 from fuzz.strategies import Case
+from kernels.platform import detect
 from fuzz.submission import checks, hip_builds
 from fuzz.submission.runner import SubmissionRunner
 
 ROOT = Path(__file__).resolve().parents[2]
+TIER = detect().tier  # the tier the verdicts are worded for
 EXAMPLES = ROOT / "fuzz" / "examples"
 HIP_EXAMPLES = ("hip_load_inline_quant.py", "hip_load_inline_compile_error.py", "hip_load_inline_spill.py")
 EXPECTED = {"hip_load_inline_quant.py": "pass", "hip_load_inline_compile_error.py": "fail",
@@ -43,7 +45,7 @@ def verdicts_of(name: str) -> dict:
     """Official, contract, correctness and the build verdict (plus its --strict-resources twin) on one example."""
     runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=120)
     try:
-        ctx = checks.Context(runner, "cpu")
+        ctx = checks.Context(runner, TIER)
         found = {
             "official": checks.check_official(ctx),
             "contract": checks.check_contract(ctx, [Case(2, 64, 64, seed=1), Case(3, 128, 128, seed=2)]),
@@ -119,7 +121,7 @@ def test_a_spill_is_reported_and_fails_only_when_strict(outcomes, toolchain):
 def test_a_file_without_hip_skips_the_build_verdict_with_its_reason():
     runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py", aiter="emulated")
     try:
-        outcome, why, report = hip_builds.check_builds_gfx950(checks.Context(runner, "cpu"))
+        outcome, why, report = hip_builds.check_builds_gfx950(checks.Context(runner, TIER))
     finally:
         runner.close()
     assert (outcome, report) == (None, []) and "builds no HIP" in why

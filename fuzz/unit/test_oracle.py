@@ -330,3 +330,14 @@ def test_scale_byte_zero_may_read_as_zero_only_where_tritons_software_dot_scaled
     leaked[0, 0] = float("nan")
     assert not check_product(leaked, data, tier="nvidia").passed
     assert verdict.details["alternatives_matched"] == ["canonical/zero"] and "E8M0 byte 0 = 0" in verdict.summary
+
+
+def test_a_mutant_reproducing_a_tiers_accepted_byte0_rule_is_equivalent_there_only():
+    """byte0_as_zero is what sm_90's software tl.dot_scaled does: on the nvidia tier it cannot be killed
+    by a correct suite, so --mutants skips it with the reason; on the tiers that decode 2^-127 it must die."""
+    from fuzz.mutants import MUTANTS
+
+    equivalent = {(m.name, tier) for m in MUTANTS for tier in ("cpu", "nvidia", "amd") if m.equivalence(tier)}
+    assert equivalent == {("byte0_as_zero", "nvidia")}
+    reason = next(m for m in MUTANTS if m.name == "byte0_as_zero").equivalence("nvidia")
+    assert "E8M0 byte 0 as 0" in reason and "gfx950" in reason

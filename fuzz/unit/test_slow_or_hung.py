@@ -130,13 +130,16 @@ def test_interpreted_program_instances_and_launches_are_counted(monkeypatch):
         i = tl.program_id(0) * 2 + tl.program_id(1)
         tl.store(x_ptr + i, tl.load(x_ptr + i) + 1)
 
-    x = torch.zeros(6, dtype=torch.int32)
+    from kernels.platform import detect
+
+    x = torch.zeros(6, dtype=torch.int32, device=detect().device)
     add_one[(3, 2)](x)
     add_one[(2, 1)](x)
     snapshot = progress.COUNTERS.snapshot()
     assert x.tolist() == [2, 1, 2, 1, 1, 1]  # (3, 2): each once; (2, 1): i = 0 and 2 again
-    assert (snapshot["launches"], snapshot["programs"], snapshot["grid"], snapshot["grid_done"]) == (2, 8, 2, 2)
-    assert snapshot["kernel"] == "add_one"
+    assert (snapshot["launches"], snapshot["kernel"]) == (2, "add_one")
+    if detect().interpreter:  # program instances are visible in the interpreter only; a GPU runs them unseen
+        assert (snapshot["programs"], snapshot["grid"], snapshot["grid_done"]) == (8, 2, 2)
 
 
 def test_reports_go_out_when_a_step_begins_and_as_counters_move_and_never_after_the_run():

@@ -15,13 +15,20 @@ from pathlib import Path
 import pytest
 
 from fuzz.strategies import Case
+from kernels.platform import detect
 from fuzz.submission import checks
 from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.runner import SubmissionRunner
 
 pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
 
+TIER = detect().tier  # the tier the verdicts are worded for
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# What only the CPU tier has: Triton's interpreter (program counts, its speed, stock-vs-patched) and the
+# CPU standing in for the CUDA device.
+interpreter_only = pytest.mark.skipif(not detect().interpreter, reason=(
+    f"about the Triton interpreter or the CPU standing in for the CUDA device; this is the {detect().describe()}"))
 VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutability", "aliasing", "determinism",
             "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck")
 HIDDEN_FROM_OFFICIAL = ("stale_data_ptr_cache.py", "aliased_output.py", "graph_replay_reused_address.py",
@@ -75,7 +82,7 @@ def run_plan(ctx, m: int = 2) -> dict:
 def table_for(name: str) -> dict:
     runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", **RUNNER_OPTIONS.get(name, dict(timeout=60)))
     try:
-        return run_plan(checks.Context(runner, "cpu"))
+        return run_plan(checks.Context(runner, TIER))
     finally:
         runner.close()
 
@@ -120,7 +127,7 @@ def test_stale_verdicts_name_the_replayed_result(tables):
 def test_a_hang_is_a_timeout_and_the_worker_comes_back():
     runner = SubmissionRunner(EXAMPLES / "hang.py", aiter="emulated", timeout=4)
     try:
-        ctx = checks.Context(runner, "cpu")
+        ctx = checks.Context(runner, TIER)
         hung = checks.check_contract(ctx, [Case(2, 64, 64), Case(1, 64, 64)])
         assert hung.status == "fail" and hung.summary.startswith("timeout: no progress for 4 s (hung, not slow)"), \
             hung.summary
@@ -132,6 +139,7 @@ def test_a_hang_is_a_timeout_and_the_worker_comes_back():
         runner.close()
 
 
+@interpreter_only
 def test_slow_is_not_hung_the_official_check_passes_and_says_it_was_slow(tables):
     """One Triton program per (row, 32-group): about a minute of interpreted programs for the official
     shapes on the CPU, progressing all along, so the worker is waited for past its timeout."""
@@ -141,6 +149,7 @@ def test_slow_is_not_hung_the_official_check_passes_and_says_it_was_slow(tables)
     assert "9728 interpreted Triton programs in 4 launches" in official.summary  # M * K / 32 over the 4 shapes
 
 
+@interpreter_only
 def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path):
     """Estimated beyond the hard cap: NOT RUN with the estimate, never FAIL; exit code 6 (inconclusive)."""
     report = tmp_path / "report.json"
@@ -199,7 +208,7 @@ def test_documented_nondeterminism_is_reported_not_failed(tmp_path, flag, expect
     (tmp_path / "correct_reference_style.py").write_text((EXAMPLES / "correct_reference_style.py").read_text())
     runner = SubmissionRunner(path, aiter="emulated")
     try:
-        ctx = checks.Context(runner, "cpu")
+        ctx = checks.Context(runner, TIER)
         case = Case(8, 128, 512, seed=13)
         determinism = checks.check_determinism(ctx, case)
         stale = checks.check_stale_in_place(ctx, case)
@@ -225,7 +234,7 @@ BAD_FILES = {
 def load_error(path) -> str:
     runner = SubmissionRunner(path, aiter="emulated")
     try:
-        outcome = checks.check_loads(checks.Context(runner, "cpu"))
+        outcome = checks.check_loads(checks.Context(runner, TIER))
         assert outcome.status == "fail"
         return outcome.summary
     finally:
@@ -256,7 +265,7 @@ def test_wrong_return_type_and_a_print_flood_are_contained(tmp_path):
                     "    return [data[0]]\n")
     runner = SubmissionRunner(path, aiter="emulated", output_cap=4096)
     try:
-        outcome = checks.check_contract(checks.Context(runner, "cpu"), [Case(1, 64, 64), Case(2, 64, 64)])
+        outcome = checks.check_contract(checks.Context(runner, TIER), [Case(1, 64, 64), Case(2, 64, 64)])
         result = runner.run([{"do": "build", "slot": "d", "case": Case(1, 64, 64).to_json()},
                              {"do": "call", "slot": "d", "out": "y"}])
     finally:
@@ -285,6 +294,7 @@ SUBNORMAL_CASES = [Case(1, 64, 64, a_regime="subnormal", b_exponent=120, seed=0)
                    Case(3, 64, 128, a_regime="subnormal", b_exponent=60, seed=1)]
 
 
+@interpreter_only
 @pytest.mark.parametrize("stock", [False, True], ids=["patched", "stock_triton"])
 def test_plain_casts_example_is_correct_on_subnormals_and_only_stock_triton_says_otherwise(stock, monkeypatch):
     """``.to(tl.float32)`` on bf16 subnormals, ``not`` on masks, ``.to(tl.bfloat16)``: correct when
@@ -295,7 +305,7 @@ def test_plain_casts_example_is_correct_on_subnormals_and_only_stock_triton_says
         monkeypatch.setenv(STOCK_ENV, "1")
     runner = SubmissionRunner(EXAMPLES / "triton_plain_casts.py", aiter="emulated", timeout=60)
     try:
-        ctx = checks.Context(runner, "cpu")
+        ctx = checks.Context(runner, TIER)
         outcomes = [checks.check_correctness(ctx, case) for case in SUBNORMAL_CASES]
     finally:
         runner.close()
@@ -335,6 +345,7 @@ def test_a_file_that_needs_rocm_is_not_run_never_failed(tmp_path):
     assert "needs hipcc / a ROCm GPU" in verdicts["loads"]["summary"]
 
 
+@interpreter_only
 def test_the_report_says_the_cuda_device_was_stood_in_by_the_cpu(tmp_path):
     done, verdicts, data = check_command("cuda_prewarm.py", tmp_path, "--", "-k", "loads or correctness")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -358,7 +369,7 @@ def test_the_previous_aiter_seed_loads_and_gets_verdicts(tmp_path):
     verdicts = {v["verdict"]: v for v in data["verdicts"]}
     assert verdicts["loads"]["status"] == "PASS", done.stdout + done.stderr
     assert verdicts["official"]["status"] == "PASS", verdicts["official"]
-    assert data["cpu_tier"]["device_emulated"] is True
+    assert data["cpu_tier"]["device_emulated"] is (TIER == "cpu")
 
 
 # At the smoke profile, through the command line (Hypothesis draws the cases): the bugs the explicit
