@@ -94,10 +94,13 @@ MUTANT_TESTS = ("fuzz/test_paths.py", "fuzz/test_integrity.py", "fuzz/test_polic
 COPIED = ("kernels", "reference", "fuzz", "conftest.py", "pyproject.toml")
 # Before judging the suite: the mutated package must import and serve a plain in-contract shape
 # (N % 128 == 0, K % 256 == 0, no split) from the fused path.
+# On the tier's device: compiled Triton cannot read CPU tensors (this probe once built them on the CPU, so
+# on the H200 every mutant was "stillborn").
 VIABILITY_PROBE = (
     "from kernels import dispatch\n"
+    "from kernels.platform import detect\n"
     "from reference import generate_input\n"
-    "dispatch.custom_kernel(generate_input(2, 128, 256, seed=0))\n"
+    "dispatch.custom_kernel(generate_input(2, 128, 256, seed=0, device=detect().device))\n"
     "assert dispatch.default_dispatcher.last.info.path == 'fused', dispatch.default_dispatcher.last\n"
 )
 
