@@ -5,6 +5,8 @@ one subject, asserts which path served it, and checks the output against the exa
 the derived bound. A failure is shrunk by Hypothesis, explained (attribution), saved to
 fuzz/corpus/ and reported as a failure card with the official 1e-2 verdict beside ours.
 """
+import time
+
 import pytest
 import torch
 from hypothesis import event, given, strategies as st, target
@@ -54,11 +56,16 @@ def subject_cases(subject, production: bool = True):
     return strategies.cases(shapes=subject_shapes(subject, production), specials_kinds=specials)
 
 
-def run_and_judge(subject, case: strategies.Case):
-    """Run subject on case; on failure return a FailureCard (explained), else None."""
+def run_and_judge(subject, case: strategies.Case, phases: dict | None = None):
+    """Run subject on case; on failure return a FailureCard (explained), else None. ``phases``, when
+    given, accumulates the seconds spent building the inputs, in the subject and in the oracle (the
+    device is synchronized between them, so a kernel's time is its own)."""
+    clock = _PhaseClock(phases)
     data, meta = case.build(TIER.device)
+    clock.lap("build")
     with faults.poison_allocations(), trace_calls() as trace:  # unwritten elements are NaN, never lucky zeros
         y, info = subject.run(data)
+    clock.lap("subject")
     assert info.path == subject.expected_path, (
         f"{subject.name} was served by {info.path!r}, expected {subject.expected_path!r}: {subject.last_dispatch}")
     if currently_in_test_context():  # also called outside Hypothesis (corpus replay, regime sweep)
@@ -69,6 +76,7 @@ def run_and_judge(subject, case: strategies.Case):
     exact = oracle.exact_gemm_from_inputs(data, nan=oracle.nan_results()[0])
     verdict = oracle.check_product(y, data, splits=info.splits, rounding=info.rounding,
                                    **accumulation_model(), exact=exact)
+    clock.lap("oracle")
     if verdict.passed:
         return None
     cpu_data = tuple(t if t is None else t.cpu() for t in data)
@@ -81,6 +89,23 @@ def run_and_judge(subject, case: strategies.Case):
                                    **accumulation_model(), exact=exact)
     return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings,
                                      trace=trace.render().splitlines())
+
+
+class _PhaseClock:
+    """Seconds per phase into a dict (nothing at all when there is none)."""
+
+    def __init__(self, phases: dict | None):
+        self.phases = phases
+        self.last = time.perf_counter() if phases is not None else 0.0
+
+    def lap(self, name: str) -> None:
+        if self.phases is None:
+            return
+        if TIER.device == "cuda":
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        self.phases[name] = self.phases.get(name, 0.0) + now - self.last
+        self.last = now
 
 
 class WrongProduct(AssertionError):

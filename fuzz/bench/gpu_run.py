@@ -154,7 +154,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
 
     watch = CompileWatch()
     stats = {"examples": 0, "failed": 0, "errored": 0, "compile_examples": 0, "compile_seconds": 0.0,
-             "kernels_compiled": 0, "failures": [], "errors": [], "configs": set()}
+             "kernels_compiled": 0, "failures": [], "errors": [], "configs": set(), "steady_phase_seconds": {}}
     start = time.perf_counter()
     stop = start + seconds
 
@@ -166,9 +166,9 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
         case = data.draw(test_paths.subject_cases(subject), label="case")
         if time.perf_counter() > stop:  # after the draw: Hypothesis's replay of this "failure" draws the same
             raise _TimeUp
-        before, t0 = watch.count(), time.perf_counter()
+        before, t0, phases = watch.count(), time.perf_counter(), {}
         try:
-            card = test_paths.run_and_judge(subject, case)
+            card = test_paths.run_and_judge(subject, case, phases)
         except Exception as exc:  # the path raised: an error, recorded with its case
             stats["errored"] += 1
             if len(stats["errors"]) < KEEP:
@@ -180,6 +180,9 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
             stats["compile_examples"] += 1
             stats["compile_seconds"] += elapsed
             stats["kernels_compiled"] += grown
+        else:  # where a steady example's time goes: build inputs / the subject / the oracle
+            for phase, spent in phases.items():
+                stats["steady_phase_seconds"][phase] = stats["steady_phase_seconds"].get(phase, 0.0) + spent
         stats["examples"] += 1
         if subject.last_dispatch:
             stats["configs"].add(subject.last_dispatch["config"])
@@ -196,7 +199,8 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     steady = max(elapsed - stats["compile_seconds"], 1e-9)
     stats.update(seconds=round(elapsed, 1), per_minute=round(stats["examples"] * 60 / elapsed, 1),
                  per_minute_without_compiles=round((stats["examples"] - stats["compile_examples"]) * 60 / steady, 1),
-                 compile_seconds=round(stats["compile_seconds"], 1), configs=len(stats["configs"]))
+                 compile_seconds=round(stats["compile_seconds"], 1), configs=len(stats["configs"]),
+                 steady_phase_seconds={k: round(v, 2) for k, v in stats["steady_phase_seconds"].items()})
     return stats
 
 
@@ -223,7 +227,7 @@ def _fuzz_subjects(test_paths, seconds: float, seed: int, names) -> dict:
             print(f"fuzz {name:26s} {r['per_minute']:8.1f} examples/min ({r['per_minute_without_compiles']:.1f} without "
                   f"the {r['compile_examples']} compiling calls, {r['compile_seconds']} s), {r['examples']} examples, "
                   f"{r['configs']} configs, {r['kernels_compiled']} kernels compiled, {r['failed']} failed, "
-                  f"{r['errored']} errors", flush=True)
+                  f"{r['errored']} errors; steady examples' seconds by phase {r['steady_phase_seconds']}", flush=True)
             for text in r["failures"][:2] + [e["error"] for e in r["errors"][:2]]:
                 print("    " + text.replace("\n", "\n    ")[:2000])
     return results
