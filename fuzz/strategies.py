@@ -58,7 +58,7 @@ def _uniform(gen, shape):
 
 
 def _signs(gen, shape):
-    return torch.randint(0, 2, shape, generator=gen).to(torch.float64) * 2 - 1
+    return torch.randint(0, 2, shape, generator=gen, dtype=torch.float64).mul_(2).sub_(1)
 
 
 def _one_per_group(gen, rows, k):
@@ -75,7 +75,7 @@ def _group_exponents(gen, rows, k, exponent, spread):
 
 def regime_randn(gen, rows, k, exponent):
     """Standard normal times 2^exponent (the official distribution at exponent 0)."""
-    return torch.randn((rows, k), generator=gen, dtype=torch.float32).double() * 2.0**exponent
+    return torch.randn((rows, k), generator=gen, dtype=torch.float32).double().mul_(2.0**exponent)
 
 
 def regime_uniform(gen, rows, k, exponent):
@@ -86,7 +86,7 @@ def regime_uniform(gen, rows, k, exponent):
 def regime_sparse(gen, rows, k, exponent):
     """randn * 2^exponent with about 90% of the elements set to zero."""
     keep = _uniform(gen, (rows, k)) < 0.1
-    return regime_randn(gen, rows, k, exponent) * keep
+    return regime_randn(gen, rows, k, exponent).mul_(keep)
 
 
 def regime_zero_groups(gen, rows, k, exponent):
@@ -134,9 +134,9 @@ def regime_ties(gen, rows, k, exponent):
     signs; s within exponent +- 3. RNE and ties-away-from-zero disagree on every midpoint."""
     palette = torch.tensor(TIE_POINTS * 2 + E2M1_MAGNITUDES[1:7], dtype=torch.float64)
     picks = palette[torch.randint(0, len(palette), (rows, k // BLOCK, BLOCK), generator=gen)]
-    picks = torch.where(_one_per_group(gen, rows, k), torch.full_like(picks, 6.0), picks)
+    picks.masked_fill_(_one_per_group(gen, rows, k), 6.0)
     scale = _group_exponents(gen, rows, k, exponent, 3)
-    return (picks * _signs(gen, picks.shape) * scale).view(rows, k)
+    return picks.mul_(_signs(gen, picks.shape)).mul_(scale).view(rows, k)
 
 
 def regime_scale_boundary(gen, rows, k, exponent):
@@ -161,20 +161,20 @@ def regime_heavy_tailed(gen, rows, k, exponent):
 def regime_subnormal(gen, rows, k, exponent):
     """bf16 subnormals j * 2^-133 (j = 1..127, random signs); in about half of the groups one element is
     a smallest-binade normal (1..2) * 2^-126. Scale byte 0 either way. Ignores the exponent."""
-    mags = torch.randint(1, 128, (rows, k), generator=gen).double() * 2.0**-133
-    x = (mags * _signs(gen, (rows, k))).view(rows, k // BLOCK, BLOCK)
-    normal = (1 + torch.randint(0, 128, x.shape, generator=gen).double() / 128) * 2.0**-126
+    x = torch.randint(1, 128, (rows, k), generator=gen, dtype=torch.float64).mul_(2.0**-133)
+    x = x.mul_(_signs(gen, (rows, k))).view(rows, k // BLOCK, BLOCK)
+    normal = torch.randint(0, 128, x.shape, generator=gen, dtype=torch.float64).div_(128).add_(1).mul_(2.0**-126)
     with_normal = _one_per_group(gen, rows, k) & (_uniform(gen, (rows, k // BLOCK, 1)) < 0.5)
-    return torch.where(with_normal, normal * torch.sign(x), x).view(rows, k)
+    return torch.where(with_normal, normal.copysign_(x), x).view(rows, k)  # x is never 0: copysign = * sign(x)
 
 
 def regime_near_max(gen, rows, k, exponent):
     """Magnitudes (1 .. 1.9921875) * 2^(124..127), up to bf16's largest finite value: amax in
     [1.75, 2) * 2^127 hits the even rule's rounding carry (scale byte 254); products overflow fp32.
     Ignores the exponent."""
-    mantissa = 1 + torch.randint(0, 128, (rows, k), generator=gen).double() / 128
-    binade = 127 - torch.randint(0, 4, (rows, k), generator=gen)
-    return mantissa * torch.exp2(binade.double()) * _signs(gen, (rows, k))
+    mantissa = torch.randint(0, 128, (rows, k), generator=gen, dtype=torch.float64).div_(128).add_(1)
+    binade = torch.randint(0, 4, (rows, k), generator=gen, dtype=torch.float64).neg_().add_(127)
+    return mantissa.mul_(binade.exp2_()).mul_(_signs(gen, (rows, k)))
 
 
 def regime_every_class(gen, rows, k, exponent):
@@ -229,8 +229,8 @@ def regime_values(regime: str, gen: torch.Generator, rows: int, k: int, exponent
     comes from an explicit special), except for the integrity regimes, whose Inf and NaN are the point."""
     if regime in INTEGRITY_REGIMES:
         return INTEGRITY_REGIMES[regime](gen, rows, k, exponent).to(torch.bfloat16)
-    x = REGIMES[regime](gen, rows, k, exponent)
-    return x.clamp(-BF16_MAX, BF16_MAX).to(torch.bfloat16)
+    x = REGIMES[regime](gen, rows, k, exponent)  # a fresh tensor: clamped in place
+    return x.clamp_(-BF16_MAX, BF16_MAX).to(torch.bfloat16)
 
 
 # ---------------------------------------------------------------------------------------------------

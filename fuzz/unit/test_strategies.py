@@ -1,5 +1,6 @@
 """fuzz.strategies: shapes keep their contracts, layouts and regimes are what they claim, cases are
 deterministic and survive JSON, and everything shrinks to the simplest case."""
+import hashlib
 import json
 
 import pytest
@@ -12,7 +13,9 @@ SHRINK = settings(database=None, max_examples=500, phases=[Phase.generate, Phase
 
 from fuzz.oracle import TIE_POINTS
 from fuzz.strategies import (
+    ALL_REGIMES,
     BENCHMARK_SHAPES,
+    FIXED_MAGNITUDE_REGIMES,
     LAYOUTS,
     OFFICIAL_TEST_SHAPES,
     ROW_PITCH_PAD,
@@ -24,6 +27,7 @@ from fuzz.strategies import (
     official_cases,
     official_examples,
     production_shapes,
+    regime_values,
     with_production_k,
 )
 from reference import (
@@ -282,3 +286,62 @@ def test_official_examples_run_first_in_order():
 
     record()
     assert seen[:2] == official_cases(5e7) and len(seen) == 3
+
+
+# sha256 (first 16 hex digits) of regime_values' bf16 bits for (seed, rows, k, exponent), recorded when
+# the regimes were written in place (2026-12-01). A saved corpus case is a seed, not tensors: if these
+# change, every stored case replays different values. Change them only together with the corpus.
+REGIME_DIGESTS = {
+    "randn/3x256": "f07df24a6c48438d",
+    "randn/17x2048": "a0262a743a024f5d",
+    "randn/64x4096": "d75e67941731ae25",
+    "uniform/3x256": "c90e9ed954baa104",
+    "uniform/17x2048": "de019f47e5210c3f",
+    "uniform/64x4096": "0cdcaa8d8d5d3574",
+    "sparse/3x256": "458793c3621f4aa0",
+    "sparse/17x2048": "97e7b4ec73bd44b9",
+    "sparse/64x4096": "49168a2574af68fd",
+    "zero_groups/3x256": "fd226646b930d6f0",
+    "zero_groups/17x2048": "e39f964b490266d4",
+    "zero_groups/64x4096": "8a9224faf7c70bf2",
+    "constant_groups/3x256": "8c86b31048a49ea9",
+    "constant_groups/17x2048": "961c15d8f3b23f58",
+    "constant_groups/64x4096": "fef1063ee32ecd52",
+    "one_hot/3x256": "37270297d70c6588",
+    "one_hot/17x2048": "68ab3cd5a071fcff",
+    "one_hot/64x4096": "cd44891d0d4114f2",
+    "grid/3x256": "43310d35dc6688b8",
+    "grid/17x2048": "058b3ce355fcef70",
+    "grid/64x4096": "52908ca9d4e12139",
+    "outlier/3x256": "0ea974981ab33512",
+    "outlier/17x2048": "e6a1b7c998cbb80a",
+    "outlier/64x4096": "d6f0ae2fe5707e6f",
+    "ties/3x256": "425ce54b507c7bb3",
+    "ties/17x2048": "2bb2198db4c95921",
+    "ties/64x4096": "b2fea520ea75c2db",
+    "scale_boundary/3x256": "7a186d95e94b8780",
+    "scale_boundary/17x2048": "b90a41a33e2315f0",
+    "scale_boundary/64x4096": "150d8ad82c8f1e33",
+    "heavy_tailed/3x256": "2bb758789dfc0930",
+    "heavy_tailed/17x2048": "2552c64086d2210d",
+    "heavy_tailed/64x4096": "40a10e1799f38bb1",
+    "subnormal/3x256": "e5e8b68ef446aea0",
+    "subnormal/17x2048": "725f626a1cc8c039",
+    "subnormal/64x4096": "94c54705e748a726",
+    "near_max/3x256": "d43fb83c5f5080f3",
+    "near_max/17x2048": "12f6deb7ab4ff3f5",
+    "near_max/64x4096": "af3093672873e918",
+    "every_class/3x256": "2b9b7fc282c84fff",
+    "every_class/17x2048": "019e7927bd215e7e",
+    "every_class/64x4096": "a96b92499caa0c85",
+}
+REGIME_DIGEST_DRAWS = ((3, 256, 0, 1), (17, 2048, -5, 7), (64, 4096, 3, 123))  # rows, k, exponent, seed
+
+
+@pytest.mark.parametrize("regime", sorted(ALL_REGIMES))
+def test_a_seed_draws_the_same_values_as_when_the_corpus_was_saved(regime):
+    for rows, k, exponent, seed in REGIME_DIGEST_DRAWS:
+        exponent = 0 if regime in FIXED_MAGNITUDE_REGIMES else exponent
+        x = regime_values(regime, torch.Generator().manual_seed(seed), rows, k, exponent)
+        digest = hashlib.sha256(x.view(torch.int16).numpy().tobytes()).hexdigest()[:16]
+        assert digest == REGIME_DIGESTS[f"{regime}/{rows}x{k}"], (regime, rows, k)
