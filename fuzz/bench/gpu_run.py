@@ -191,10 +191,28 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
             if len(stats["failures"]) < KEEP:
                 stats["failures"].append(card.render())
 
+    # Part of "build": drawing the values on the host (CPU generator, so a case is the same tensors on
+    # every tier); the rest of build is quantizing B and laying A out on the device.
+    from fuzz import strategies
+
+    draw_values = strategies.regime_values
+
+    def timed_draw(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return draw_values(*args, **kwargs)
+        finally:
+            phases_draw[0] += time.perf_counter() - t
+
+    phases_draw = [0.0]
+    strategies.regime_values = timed_draw
     try:
         body()
     except _TimeUp:
         pass
+    finally:
+        strategies.regime_values = draw_values
+    stats["host_value_draw_seconds"] = round(phases_draw[0], 2)  # all examples, compiling ones included
     elapsed = time.perf_counter() - start
     steady = max(elapsed - stats["compile_seconds"], 1e-9)
     stats.update(seconds=round(elapsed, 1), per_minute=round(stats["examples"] * 60 / elapsed, 1),
@@ -227,7 +245,8 @@ def _fuzz_subjects(test_paths, seconds: float, seed: int, names) -> dict:
             print(f"fuzz {name:26s} {r['per_minute']:8.1f} examples/min ({r['per_minute_without_compiles']:.1f} without "
                   f"the {r['compile_examples']} compiling calls, {r['compile_seconds']} s), {r['examples']} examples, "
                   f"{r['configs']} configs, {r['kernels_compiled']} kernels compiled, {r['failed']} failed, "
-                  f"{r['errored']} errors; steady examples' seconds by phase {r['steady_phase_seconds']}", flush=True)
+                  f"{r['errored']} errors; steady examples' seconds by phase {r['steady_phase_seconds']}, of all "
+                  f"examples' build {r['host_value_draw_seconds']} s drawing values on the host", flush=True)
             for text in r["failures"][:2] + [e["error"] for e in r["errors"][:2]]:
                 print("    " + text.replace("\n", "\n    ")[:2000])
     return results
