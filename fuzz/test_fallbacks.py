@@ -465,15 +465,20 @@ FAKE_AITER = {
 }
 
 
-def test_trace_sees_a_submissions_aiter_imports_and_its_own_kernels(tmp_path, monkeypatch):
+# The trace skips the standard library's modules when it binds its wrappers: a submission loaded under a
+# stdlib module's name ("this") is not in the stdlib's directory, so it is still seen.
+@pytest.mark.parametrize("module_name", ["fake_submission_for_trace", "this"])
+def test_trace_sees_a_submissions_aiter_imports_and_its_own_kernels(tmp_path, monkeypatch, module_name):
     for rel, text in FAKE_AITER.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(trace_mod, "AITER_PREFIXES", ("aiter", "fake_aiter_for_trace"))
-    names = ("fake_aiter_for_trace", "fake_aiter_for_trace.ops", "fake_aiter_for_trace.quant", "fake_submission_for_trace")
+    names = ("fake_aiter_for_trace", "fake_aiter_for_trace.ops", "fake_aiter_for_trace.quant", module_name)
+    if module_name in sys.modules:  # put back afterwards whatever held the name
+        monkeypatch.setitem(sys.modules, module_name, sys.modules[module_name])
     try:
-        spec = importlib.util.spec_from_file_location(names[-1], tmp_path / "fake_submission_for_trace.py")
+        spec = importlib.util.spec_from_file_location(module_name, tmp_path / "fake_submission_for_trace.py")
         sub = importlib.util.module_from_spec(spec)
         sys.modules[names[-1]] = sub
         spec.loader.exec_module(sub)
