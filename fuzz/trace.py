@@ -242,17 +242,18 @@ def _is_aiter_module(name: str) -> bool:
     return name.split(".")[0] in AITER_PREFIXES
 
 
-_skipped_modules: dict[str, bool] = {}  # module name -> never holds aiter references (see NEVER_HOLD_AITER)
+# (module name, file) -> never holds aiter references (see NEVER_HOLD_AITER); the file is in the key
+# because a submission may reuse a name the stdlib already loaded
+_skipped_modules: dict[tuple, bool] = {}
 
 
 def _never_holds_aiter(mod: types.ModuleType) -> bool:
-    name = mod.__name__
-    known = _skipped_modules.get(name)
+    name, file = mod.__name__, getattr(mod, "__file__", None) or ""
+    known = _skipped_modules.get((name, file))
     if known is None:
         top = name.split(".")[0]
-        file = getattr(mod, "__file__", None) or ""
         stdlib = top in getattr(sys, "stdlib_module_names", ()) and (not file or file.startswith(_STDLIB_DIRS))
-        known = _skipped_modules[name] = top in NEVER_HOLD_AITER or stdlib
+        known = _skipped_modules[(name, file)] = top in NEVER_HOLD_AITER or stdlib
     return known
 
 
