@@ -7,6 +7,7 @@ from __future__ import annotations
 import pathlib
 import shutil
 from dataclasses import dataclass
+from typing import Callable
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -25,7 +26,7 @@ class Mutant:
     # The tiers on which the mutant is an equivalent mutant: it reproduces a documented behaviour of that
     # platform that the oracle accepts there, so no correct suite can kill it (a skip with the reason,
     # never a survivor). A function of the oracle's tier tables, not a list, so the two cannot disagree.
-    equivalent_on: object = None  # (tier) -> reason or None
+    equivalent_on: Callable[[str], str | None] | None = None  # tier -> the reason, or None
 
     def equivalence(self, tier: str) -> str | None:
         return self.equivalent_on(tier) if self.equivalent_on else None

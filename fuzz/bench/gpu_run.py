@@ -195,16 +195,15 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     # every tier); the rest of build is quantizing B and laying A out on the device.
     from fuzz import strategies
 
-    draw_values = strategies.regime_values
+    draw_values, draw_seconds = strategies.regime_values, [0.0]
 
     def timed_draw(*args, **kwargs):
         t = time.perf_counter()
         try:
             return draw_values(*args, **kwargs)
         finally:
-            phases_draw[0] += time.perf_counter() - t
+            draw_seconds[0] += time.perf_counter() - t
 
-    phases_draw = [0.0]
     strategies.regime_values = timed_draw
     try:
         body()
@@ -212,7 +211,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
         pass
     finally:
         strategies.regime_values = draw_values
-    stats["host_value_draw_seconds"] = round(phases_draw[0], 2)  # all examples, compiling ones included
+    stats["host_value_draw_seconds"] = round(draw_seconds[0], 2)  # all examples, compiling ones included
     elapsed = time.perf_counter() - start
     steady = max(elapsed - stats["compile_seconds"], 1e-9)
     stats.update(seconds=round(elapsed, 1), per_minute=round(stats["examples"] * 60 / elapsed, 1),

@@ -16,9 +16,9 @@ import pytest
 
 from fuzz.codegen import hip_gfx950
 from fuzz.strategies import Case
-from kernels.platform import detect
 from fuzz.submission import checks, hip_builds
 from fuzz.submission.runner import SubmissionRunner
+from kernels.platform import detect
 
 ROOT = Path(__file__).resolve().parents[2]
 TIER = detect().tier  # the tier the verdicts are worded for

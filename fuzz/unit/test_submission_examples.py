@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from fuzz.strategies import Case
-from kernels.platform import detect
 from fuzz.submission import checks
 from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.runner import SubmissionRunner
+from kernels.platform import detect
 
 pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
 
