@@ -25,6 +25,7 @@ from reference.inputs import E8M0, FP4X2
 from reference.quant import BLOCK
 
 from fuzz.oracle import TIE_POINTS
+from fuzz.value_streams import LEGACY_STREAM, STREAMS, make_stream
 
 OFFICIAL_TEST_SHAPES = ((8, 2112, 7168), (16, 3072, 1536), (64, 3072, 1536), (256, 2880, 512))
 BENCHMARK_SHAPES = (
@@ -49,43 +50,45 @@ MAX_SEED = 2**32 - 1
 
 
 # ---------------------------------------------------------------------------------------------------
-# Value regimes: (generator, rows, k, exponent) -> float64 [rows, k], every value exact in bf16 or
-# rounded to it by the caller. Listed simplest first: a shrinking regime moves toward "randn".
-
-
-def _uniform(gen, shape):
-    return torch.rand(shape, generator=gen, dtype=torch.float64)
+# Value regimes: (stream, rows, k, exponent) -> float64 [rows, k] on stream.device, every value exact in
+# bf16 or rounded to it by the caller. ``stream`` is a fuzz.value_streams stream: the same regime code
+# draws from torch's CPU generator or from the device-side counter stream. Listed simplest first: a
+# shrinking regime moves toward "randn".
 
 
 def _signs(gen, shape):
-    return torch.randint(0, 2, shape, generator=gen, dtype=torch.float64).mul_(2).sub_(1)
+    return gen.randint(0, 2, shape, dtype=torch.float64).mul_(2).sub_(1)
+
+
+def _pow2(exponents: torch.Tensor) -> torch.Tensor:
+    """float64 2^e for integer e in fp64's normal range, built from the bits (exact on every device)."""
+    return ((exponents.to(torch.int64) + 1023) << 52).view(torch.float64)
 
 
 def _one_per_group(gen, rows, k):
     """[rows, k/32, 32] bool: one random element of every 32-group."""
-    hot = torch.randint(0, BLOCK, (rows, k // BLOCK, 1), generator=gen)
-    return torch.arange(BLOCK).expand(rows, k // BLOCK, BLOCK) == hot
+    hot = gen.randint(0, BLOCK, (rows, k // BLOCK, 1))
+    return torch.arange(BLOCK, device=gen.device).expand(rows, k // BLOCK, BLOCK) == hot
 
 
 def _group_exponents(gen, rows, k, exponent, spread):
     """[rows, k/32, 1] powers of two 2^(exponent + d), d uniform in [-spread, spread]."""
-    d = torch.randint(-spread, spread + 1, (rows, k // BLOCK, 1), generator=gen)
-    return torch.exp2((exponent + d).to(torch.float64))
+    return _pow2(gen.randint(-spread, spread + 1, (rows, k // BLOCK, 1)) + exponent)
 
 
 def regime_randn(gen, rows, k, exponent):
     """Standard normal times 2^exponent (the official distribution at exponent 0)."""
-    return torch.randn((rows, k), generator=gen, dtype=torch.float32).double().mul_(2.0**exponent)
+    return gen.randn((rows, k), dtype=torch.float32).double().mul_(2.0**exponent)
 
 
 def regime_uniform(gen, rows, k, exponent):
     """Uniform in (-2^exponent, 2^exponent)."""
-    return (_uniform(gen, (rows, k)) * 2 - 1) * 2.0**exponent
+    return (gen.rand((rows, k)) * 2 - 1) * 2.0**exponent
 
 
 def regime_sparse(gen, rows, k, exponent):
     """randn * 2^exponent with about 90% of the elements set to zero."""
-    keep = _uniform(gen, (rows, k)) < 0.1
+    keep = gen.rand((rows, k)) < 0.1
     return regime_randn(gen, rows, k, exponent).mul_(keep)
 
 
@@ -93,7 +96,7 @@ def regime_zero_groups(gen, rows, k, exponent):
     """randn * 2^exponent with about half of the 32-groups all zero; the zeros keep randn's sign, so
     all -0 and mixed-sign zero groups occur (scale byte 0, codes 0x0/0x8)."""
     x = regime_randn(gen, rows, k, exponent).view(rows, k // BLOCK, BLOCK)
-    keep = (_uniform(gen, (rows, k // BLOCK, 1)) < 0.5).double()
+    keep = (gen.rand((rows, k // BLOCK, 1)) < 0.5).double()
     return (x * keep).view(rows, k)
 
 
@@ -106,16 +109,16 @@ def regime_constant_groups(gen, rows, k, exponent):
 def regime_one_hot(gen, rows, k, exponent):
     """Exactly one non-zero per row, magnitude in [1, 2) * 2^exponent. As B, every output is a single
     product, so the accumulation bound collapses to one bf16 rounding of the exact value."""
-    col = torch.randint(0, k, (rows, 1), generator=gen)
-    hot = torch.arange(k).expand(rows, k) == col
-    values = (1 + _uniform(gen, (rows, 1))) * _signs(gen, (rows, 1)) * 2.0**exponent
+    col = gen.randint(0, k, (rows, 1))
+    hot = torch.arange(k, device=gen.device).expand(rows, k) == col
+    values = (1 + gen.rand((rows, 1))) * _signs(gen, (rows, 1)) * 2.0**exponent
     return hot * values
 
 
 def regime_grid(gen, rows, k, exponent):
     """Exact MXFP4 values: random e2m1 codes (both signs, -0 included) times a per-group power of two
     within 2^(exponent +- 2), so quantization returns A unchanged."""
-    codes = torch.randint(0, 16, (rows, k), generator=gen).to(torch.uint8)
+    codes = gen.randint(0, 16, (rows, k)).to(torch.uint8)
     values = decode_e2m1(codes).double().view(rows, k // BLOCK, BLOCK)
     return (values * _group_exponents(gen, rows, k, exponent, 2)).view(rows, k)
 
@@ -124,7 +127,7 @@ def regime_outlier(gen, rows, k, exponent):
     """One element per group in [1, 2) * 2^exponent, the rest randn * 2^(exponent - 16): after scaling
     the small ones round to +-0 codes, so the group is one code and 31 signed zeros."""
     small = regime_randn(gen, rows, k, exponent - 16).view(rows, k // BLOCK, BLOCK)
-    big = (1 + _uniform(gen, small.shape)) * _signs(gen, small.shape) * 2.0**exponent
+    big = (1 + gen.rand(small.shape)) * _signs(gen, small.shape) * 2.0**exponent
     return torch.where(_one_per_group(gen, rows, k), big, small).view(rows, k)
 
 
@@ -132,8 +135,8 @@ def regime_ties(gen, rows, k, exponent):
     """Rounding ties: each group has one element of magnitude 6 * 2^s (which makes the group's scale
     exactly 2^s) and the others at e2m1 midpoints (0.25, 0.75, ..., 5) or grid values times 2^s, random
     signs; s within exponent +- 3. RNE and ties-away-from-zero disagree on every midpoint."""
-    palette = torch.tensor(TIE_POINTS * 2 + E2M1_MAGNITUDES[1:7], dtype=torch.float64)
-    picks = palette[torch.randint(0, len(palette), (rows, k // BLOCK, BLOCK), generator=gen)]
+    palette = torch.tensor(TIE_POINTS * 2 + E2M1_MAGNITUDES[1:7], dtype=torch.float64, device=gen.device)
+    picks = palette[gen.randint(0, len(palette), (rows, k // BLOCK, BLOCK))]
     picks.masked_fill_(_one_per_group(gen, rows, k), 6.0)
     scale = _group_exponents(gen, rows, k, exponent, 3)
     return picks.mul_(_signs(gen, picks.shape)).mul_(scale).view(rows, k)
@@ -144,27 +147,27 @@ def regime_scale_boundary(gen, rows, k, exponent):
     scale rule rounds the exponent up, and where 1.5 < m < 1.75 saturates to 6. The other elements are
     uniform below the amax."""
     g = k // BLOCK
-    mantissa = 1.5 + torch.randint(0, 34, (rows, g, 1), generator=gen).double() / 128
+    mantissa = 1.5 + gen.randint(0, 34, (rows, g, 1)).double() / 128
     amax = mantissa * _group_exponents(gen, rows, k, exponent, 3)
-    others = (_uniform(gen, (rows, g, BLOCK)) * 2 - 1) * amax
+    others = (gen.rand((rows, g, BLOCK)) * 2 - 1) * amax
     peak = amax * _signs(gen, (rows, g, 1))
     return torch.where(_one_per_group(gen, rows, k), peak, others).view(rows, k)
 
 
 def regime_heavy_tailed(gen, rows, k, exponent):
     """Cauchy (ratio of two normals, clipped to +-2^40) times 2^exponent: groups spanning many binades."""
-    num = torch.randn((rows, k), generator=gen, dtype=torch.float64)
-    den = torch.randn((rows, k), generator=gen, dtype=torch.float64)
+    num = gen.randn((rows, k), dtype=torch.float64)
+    den = gen.randn((rows, k), dtype=torch.float64)
     return (num / den).clamp(-(2.0**40), 2.0**40) * 2.0**exponent
 
 
 def regime_subnormal(gen, rows, k, exponent):
     """bf16 subnormals j * 2^-133 (j = 1..127, random signs); in about half of the groups one element is
     a smallest-binade normal (1..2) * 2^-126. Scale byte 0 either way. Ignores the exponent."""
-    x = torch.randint(1, 128, (rows, k), generator=gen, dtype=torch.float64).mul_(2.0**-133)
+    x = gen.randint(1, 128, (rows, k), dtype=torch.float64).mul_(2.0**-133)
     x = x.mul_(_signs(gen, (rows, k))).view(rows, k // BLOCK, BLOCK)
-    normal = torch.randint(0, 128, x.shape, generator=gen, dtype=torch.float64).div_(128).add_(1).mul_(2.0**-126)
-    with_normal = _one_per_group(gen, rows, k) & (_uniform(gen, (rows, k // BLOCK, 1)) < 0.5)
+    normal = gen.randint(0, 128, x.shape, dtype=torch.float64).div_(128).add_(1).mul_(2.0**-126)
+    with_normal = _one_per_group(gen, rows, k) & (gen.rand((rows, k // BLOCK, 1)) < 0.5)
     return torch.where(with_normal, normal.copysign_(x), x).view(rows, k)  # x is never 0: copysign = * sign(x)
 
 
@@ -172,9 +175,9 @@ def regime_near_max(gen, rows, k, exponent):
     """Magnitudes (1 .. 1.9921875) * 2^(124..127), up to bf16's largest finite value: amax in
     [1.75, 2) * 2^127 hits the even rule's rounding carry (scale byte 254); products overflow fp32.
     Ignores the exponent."""
-    mantissa = torch.randint(0, 128, (rows, k), generator=gen, dtype=torch.float64).div_(128).add_(1)
-    binade = torch.randint(0, 4, (rows, k), generator=gen, dtype=torch.float64).neg_().add_(127)
-    return mantissa.mul_(binade.exp2_()).mul_(_signs(gen, (rows, k)))
+    mantissa = gen.randint(0, 128, (rows, k), dtype=torch.float64).div_(128).add_(1)
+    binade = gen.randint(0, 4, (rows, k), dtype=torch.float64).neg_().add_(127)
+    return mantissa.mul_(_pow2(binade)).mul_(_signs(gen, (rows, k)))
 
 
 def regime_every_class(gen, rows, k, exponent):
@@ -184,19 +187,20 @@ def regime_every_class(gen, rows, k, exponent):
     (shuffled), the rest random classes. Not a numeric regime (its products overflow and are NaN): for
     the integrity verdicts, where an in-place clamp, NaN scrub, normalisation or cast of an input
     changes some byte. Ignores the exponent."""
+    full = dict(dtype=torch.float64, device=gen.device)
     classes = torch.stack([
-        torch.full((rows, k), BF16_MAX, dtype=torch.float64),
-        (1 + _uniform(gen, (rows, k))) * torch.exp2(torch.randint(16, 127, (rows, k), generator=gen).double()),
-        torch.randn((rows, k), generator=gen, dtype=torch.float64),
-        (1 + _uniform(gen, (rows, k))) * 2.0**-126,
-        torch.randint(1, 128, (rows, k), generator=gen).double() * 2.0**-133,
-        torch.zeros((rows, k), dtype=torch.float64),
-        torch.full((rows, k), float("inf"), dtype=torch.float64),
-        torch.full((rows, k), float("nan"), dtype=torch.float64),
+        torch.full((rows, k), BF16_MAX, **full),
+        (1 + gen.rand((rows, k))) * _pow2(gen.randint(16, 127, (rows, k))),
+        gen.randn((rows, k), dtype=torch.float64),
+        (1 + gen.rand((rows, k))) * 2.0**-126,
+        gen.randint(1, 128, (rows, k)).double() * 2.0**-133,
+        torch.zeros((rows, k), **full),
+        torch.full((rows, k), float("inf"), **full),
+        torch.full((rows, k), float("nan"), **full),
     ])  # [C, rows, k]
     count = classes.shape[0]
-    pick = torch.randint(0, count, (rows, k), generator=gen)
-    first = torch.stack([torch.randperm(count, generator=gen) for _ in range(rows)])
+    pick = gen.randint(0, count, (rows, k))
+    first = torch.stack([gen.randperm(count) for _ in range(rows)])
     pick[:, : min(count, k)] = first[:, : min(count, k)]
     values = classes.gather(0, pick[None]).squeeze(0)
     return values * _signs(gen, (rows, k))
@@ -224,13 +228,14 @@ ALL_REGIMES = {**REGIMES, **INTEGRITY_REGIMES}
 FIXED_MAGNITUDE_REGIMES = ("subnormal", "near_max", "every_class")  # they ignore the exponent; strategies draw 0
 
 
-def regime_values(regime: str, gen: torch.Generator, rows: int, k: int, exponent: int) -> torch.Tensor:
-    """bf16 [rows, k] contiguous: the regime's values, clamped to bf16's finite range (so Inf only ever
-    comes from an explicit special), except for the integrity regimes, whose Inf and NaN are the point."""
+def regime_values(regime: str, stream, rows: int, k: int, exponent: int) -> torch.Tensor:
+    """bf16 [rows, k] contiguous on ``stream.device`` (a fuzz.value_streams stream): the regime's values,
+    clamped to bf16's finite range (so Inf only ever comes from an explicit special), except for the
+    integrity regimes, whose Inf and NaN are the point."""
     if regime in INTEGRITY_REGIMES:
-        return INTEGRITY_REGIMES[regime](gen, rows, k, exponent).to(torch.bfloat16)
-    x = REGIMES[regime](gen, rows, k, exponent)  # a fresh tensor: clamped in place
-    return x.clamp_(-BF16_MAX, BF16_MAX).to(torch.bfloat16)
+        return stream.settle(INTEGRITY_REGIMES[regime](stream, rows, k, exponent).to(torch.bfloat16))
+    x = REGIMES[regime](stream, rows, k, exponent)  # a fresh tensor: clamped in place
+    return stream.settle(x.clamp_(-BF16_MAX, BF16_MAX).to(torch.bfloat16))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -331,7 +336,8 @@ class Case:
 
     ``specials`` are (row, col, kind) placements in A, kind in SPECIAL_KINDS. ``a_exponent`` /
     ``b_exponent`` scale the regimes by powers of two. ``scale_pad_fill`` is the byte in B_scale_sh's
-    padding (an int) or "random" (bytes from the case's generator).
+    padding (an int) or "random" (bytes from the case's stream). ``stream`` names where the values come
+    from (fuzz.value_streams): a seed means the same tensors on every tier within one stream.
     """
 
     m: int
@@ -345,6 +351,7 @@ class Case:
     specials: tuple = ()
     scale_pad_fill: int | str = 0
     seed: int = 0
+    stream: str = LEGACY_STREAM
 
     def __post_init__(self):
         _check_int("m", self.m, 1, MAX_DIM)
@@ -356,6 +363,7 @@ class Case:
         _check_int("a_exponent", self.a_exponent, *EXPONENT_RANGE)
         _check_int("b_exponent", self.b_exponent, *EXPONENT_RANGE)
         _check_int("seed", self.seed, 0, MAX_SEED)
+        _check_choice("stream", self.stream, STREAMS)
         if self.scale_pad_fill != "random":
             _check_int("scale_pad_fill", self.scale_pad_fill, 0, 255)
         if not isinstance(self.specials, (list, tuple)):
@@ -385,12 +393,14 @@ class Case:
     def to_json(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["specials"] = [list(s) for s in self.specials]
+        if self.stream == LEGACY_STREAM:  # cases stored before streams had names: same JSON, same id
+            del out["stream"]
         return out
 
     @classmethod
     def from_json(cls, obj) -> "Case":
-        """Strict inverse of to_json: every field present, none unknown, types and ranges checked
-        (raises FieldError naming the field)."""
+        """Strict inverse of to_json: every field present (``stream`` may be absent: the legacy stream),
+        none unknown, types and ranges checked (raises FieldError naming the field)."""
         if not isinstance(obj, dict):
             raise FieldError("case", f"must be a JSON object, got {type(obj).__name__}")
         names = [f.name for f in fields(cls)]
@@ -398,7 +408,7 @@ class Case:
             if key not in names:
                 raise FieldError(key, "unknown field")
         for name in names:
-            if name not in obj:
+            if name not in obj and name != "stream":
                 raise FieldError(name, "missing")
         return cls(**obj)
 
@@ -414,17 +424,19 @@ class Case:
             f"M={self.m} N={self.n} K={self.k} layout={self.layout} "
             f"A={self.a_regime}*2^{self.a_exponent} B={self.b_regime}*2^{self.b_exponent} "
             f"specials={specials} scale_pad={pad} seed={self.seed}"
+            + ("" if self.stream == LEGACY_STREAM else f" stream={self.stream}")
         )
 
     def build(self, device="cpu"):
         """-> (data, meta). data = (A, B, B_q, B_shuffle, B_scale_sh) as the task passes it; A in this
         case's layout, B quantized by the reference. K % 64 != 0 (beyond the contract) has no
-        (16, 16)-shuffled weight: B_shuffle is None there. Values are drawn on the CPU, so a case means
-        the same tensors on every device; B (finite, no NaN) is quantized on ``device``, where the
-        reference's integer and power-of-two arithmetic gives the same bytes (and is fast on a GPU)."""
-        gen = torch.Generator().manual_seed(self.seed)
-        a_values = place_specials(regime_values(self.a_regime, gen, self.m, self.k, self.a_exponent), self.specials)
-        B = regime_values(self.b_regime, gen, self.n, self.k, self.b_exponent).to(device)
+        (16, 16)-shuffled weight: B_shuffle is None there. Values come from the case's stream (the
+        mt19937 stream draws on the CPU, the counter stream on ``device``), either way the same tensors on
+        every device; B (finite, no NaN) is quantized on ``device``, where the reference's integer and
+        power-of-two arithmetic gives the same bytes (and is fast on a GPU)."""
+        stream = make_stream(self.stream, self.seed, device)
+        a_values = place_specials(regime_values(self.a_regime, stream, self.m, self.k, self.a_exponent), self.specials)
+        B = regime_values(self.b_regime, stream, self.n, self.k, self.b_exponent).to(device)
         fill = 0 if self.scale_pad_fill == "random" else self.scale_pad_fill
         if self.k % 64 == 0:
             _, B, B_q, B_shuffle, B_scale_sh = quantize_weights(a_values, B, fill)
@@ -432,7 +444,7 @@ class Case:
             B_q, B_scale = quantize_mxfp4(B)
             B_q, B_shuffle, B_scale_sh = B_q.view(FP4X2), None, e8m0_shuffle(B_scale, fill).view(E8M0)
         if self.scale_pad_fill == "random":
-            _randomise_scale_padding(B_scale_sh, self.n, self.k, gen)
+            _randomise_scale_padding(B_scale_sh, self.n, self.k, stream)
         A = lay_out(a_values, self.layout, device)
         data = tuple(t if t is None else t.to(device) for t in (B, B_q, B_shuffle, B_scale_sh))
         meta = {
@@ -446,14 +458,14 @@ class Case:
         return (A, *data), meta
 
 
-def _randomise_scale_padding(B_scale_sh: torch.Tensor, n: int, k: int, gen: torch.Generator) -> None:
-    """Overwrite the padding bytes of a shuffled scale tensor in place with random bytes (drawn from the
-    CPU generator ``gen``, whatever B_scale_sh's device)."""
+def _randomise_scale_padding(B_scale_sh: torch.Tensor, n: int, k: int, stream) -> None:
+    """Overwrite the padding bytes of a shuffled scale tensor in place with random bytes from ``stream``
+    (on the stream's device, whatever B_scale_sh's)."""
     # Shuffling a marker shows where the padding lands in the shuffled order.
-    is_pad = e8m0_shuffle(torch.zeros((n, k // BLOCK), dtype=torch.uint8), fill=1) == 1
     raw = B_scale_sh.view(torch.uint8)
-    fill = torch.randint(0, 256, (int(is_pad.sum()),), generator=gen).to(torch.uint8)
-    raw[is_pad.to(raw.device)] = fill.to(raw.device)
+    is_pad = e8m0_shuffle(torch.zeros((n, k // BLOCK), dtype=torch.uint8, device=raw.device), fill=1) == 1
+    fill = stream.randint(0, 256, (int(is_pad.sum()),)).to(torch.uint8)
+    raw[is_pad] = fill.to(raw.device)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -559,9 +571,11 @@ def cases(
     max_specials: int = 3,
     pad_fills=PAD_FILLS,
     specials_kinds=SPECIAL_KINDS,
+    stream: str = LEGACY_STREAM,
 ):
     """A ``Case`` (build it with ``case.build()``). ``shapes`` defaults to ``in_contract_shapes()``;
-    the other arguments restrict what is drawn. Shrinks toward Case(1, 64, 64) with contiguous A,
+    the other arguments restrict what is drawn; ``stream`` is not drawn (see
+    fuzz.value_streams.default_stream). Shrinks toward Case(1, 64, 64) with contiguous A,
     randn operands, exponent 0, no specials, pad fill 0 and seed 0."""
     m, n, k = draw(shapes if shapes is not None else in_contract_shapes())
     layout = draw(st.sampled_from(layouts))
@@ -583,7 +597,7 @@ def cases(
     event(f"B regime: {b_regime}")
     event(f"specials: {len(specials)}")
     event(f"scale padding: {pad}")
-    return Case(m, n, k, layout, a_regime, b_regime, a_exponent, b_exponent, tuple(specials), pad, seed)
+    return Case(m, n, k, layout, a_regime, b_regime, a_exponent, b_exponent, tuple(specials), pad, seed, stream)
 
 
 def official_cases(max_cost: float) -> list[Case]:

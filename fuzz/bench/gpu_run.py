@@ -151,6 +151,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     from hypothesis import strategies as st
 
     from fuzz import test_paths
+    from fuzz.value_streams import default_stream
 
     watch = CompileWatch()
     stats = {"examples": 0, "failed": 0, "errored": 0, "compile_examples": 0, "compile_seconds": 0.0,
@@ -191,8 +192,9 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
             if len(stats["failures"]) < KEEP:
                 stats["failures"].append(card.render())
 
-    # Part of "build": drawing the values on the host (CPU generator, so a case is the same tensors on
-    # every tier); the rest of build is quantizing B and laying A out on the device.
+    # Part of "build": drawing the values (from the case's stream: on the host for mt19937, on the device
+    # for the counter stream, launches only unless the device is synchronized); the rest of build is
+    # quantizing B and laying A out on the device.
     from fuzz import strategies
 
     draw_values, draw_seconds = strategies.regime_values, [0.0]
@@ -211,7 +213,8 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
         pass
     finally:
         strategies.regime_values = draw_values
-    stats["host_value_draw_seconds"] = round(draw_seconds[0], 2)  # all examples, compiling ones included
+    stats["value_draw_seconds"] = round(draw_seconds[0], 2)  # all examples, compiling ones included
+    stats["value_stream"] = default_stream(test_paths.TIER.device)
     elapsed = time.perf_counter() - start
     steady = max(elapsed - stats["compile_seconds"], 1e-9)
     stats.update(seconds=round(elapsed, 1), per_minute=round(stats["examples"] * 60 / elapsed, 1),
@@ -245,7 +248,7 @@ def _fuzz_subjects(test_paths, seconds: float, seed: int, names) -> dict:
                   f"the {r['compile_examples']} compiling calls, {r['compile_seconds']} s), {r['examples']} examples, "
                   f"{r['configs']} configs, {r['kernels_compiled']} kernels compiled, {r['failed']} failed, "
                   f"{r['errored']} errors; steady examples' seconds by phase {r['steady_phase_seconds']}, of all "
-                  f"examples' build {r['host_value_draw_seconds']} s drawing values on the host", flush=True)
+                  f"examples' build {r['value_draw_seconds']} s drawing values ({r['value_stream']} stream)", flush=True)
             for text in r["failures"][:2] + [e["error"] for e in r["errors"][:2]]:
                 print("    " + text.replace("\n", "\n    ")[:2000])
     return results

@@ -12,6 +12,7 @@ from hypothesis import Phase, find, given, settings
 SHRINK = settings(database=None, max_examples=500, phases=[Phase.generate, Phase.shrink])
 
 from fuzz.oracle import TIE_POINTS
+from fuzz.value_streams import LEGACY_STREAM, STREAMS, CounterStream, Mt19937Stream
 from fuzz.strategies import (
     ALL_REGIMES,
     BENCHMARK_SHAPES,
@@ -21,6 +22,7 @@ from fuzz.strategies import (
     ROW_PITCH_PAD,
     SPECIAL_BITS,
     Case,
+    FieldError,
     beyond_contract_shapes,
     cases,
     in_contract_shapes,
@@ -30,6 +32,7 @@ from fuzz.strategies import (
     regime_values,
     with_production_k,
 )
+from kernels.platform import detect
 from reference import (
     accumulation_bound,
     acceptable_range,
@@ -43,14 +46,21 @@ from reference import (
 )
 
 SMALL = dict(max_m=8, max_n=128, max_k=256)
+TIER = detect()
 
 
 def bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(torch.int16)
 
 
-def regime_a(regime, m=8, k=256, exponent=0, seed=0) -> torch.Tensor:
-    return Case(m, 64, k, a_regime=regime, a_exponent=exponent, seed=seed).build()[0][0]
+def regime_a(regime, m=8, k=256, exponent=0, seed=0, stream=LEGACY_STREAM) -> torch.Tensor:
+    return Case(m, 64, k, a_regime=regime, a_exponent=exponent, seed=seed, stream=stream).build()[0][0]
+
+
+@pytest.fixture(params=STREAMS)
+def stream(request):
+    """Each regime claim is checked on each value stream: the regimes are written once for both."""
+    return request.param
 
 
 def groups(x: torch.Tensor) -> torch.Tensor:
@@ -100,8 +110,8 @@ def test_a_share_of_production_k_shrinks_back_to_small_shapes():
     assert find(mixed, lambda s: s[2] > 4096, settings=SHRINK)[2] > 4096
 
 
-def test_every_class_regime_puts_every_bf16_class_in_every_row_of_both_operands():
-    A, B = Case(3, 64, 256, a_regime="every_class", b_regime="every_class", seed=5).build()[0][:2]
+def test_every_class_regime_puts_every_bf16_class_in_every_row_of_both_operands(stream):
+    A, B = Case(3, 64, 256, a_regime="every_class", b_regime="every_class", seed=5, stream=stream).build()[0][:2]
     for t in (A, B):
         x = t.float()
         finite_magnitude = torch.where(torch.isfinite(x), x.abs(), torch.zeros_like(x))
@@ -146,8 +156,8 @@ def test_storage_around_a_is_poisoned_with_quiet_nan():
     assert bits(before).item() == SPECIAL_BITS["nan"]
 
 
-def test_ties_regime_puts_elements_exactly_on_e2m1_midpoints():
-    A = regime_a("ties")
+def test_ties_regime_puts_elements_exactly_on_e2m1_midpoints(stream):
+    A = regime_a("ties", stream=stream)
     _, scales = quantize_mxfp4(A)
     qx = A.double() * torch.exp2(127.0 - scales.double()).repeat_interleave(32, dim=1)
     at_tie = torch.isin(qx.abs(), torch.tensor(TIE_POINTS, dtype=torch.float64))
@@ -156,63 +166,63 @@ def test_ties_regime_puts_elements_exactly_on_e2m1_midpoints():
     assert not torch.equal(quantize_mxfp4(A)[0], quantize_mxfp4(A, rounding="ties_up")[0])
 
 
-def test_subnormal_regime_is_bf16_subnormals_with_some_smallest_normals():
-    a = regime_a("subnormal").double().abs()
+def test_subnormal_regime_is_bf16_subnormals_with_some_smallest_normals(stream):
+    a = regime_a("subnormal", stream=stream).double().abs()
     assert ((a > 0) & (a < 2.0**-126)).float().mean() > 0.9
     assert (a >= 2.0**-126).any() and (a < 2.0**-125).all()
-    assert (quantize_mxfp4(regime_a("subnormal"))[1] == 0).all()
+    assert (quantize_mxfp4(regime_a("subnormal", stream=stream))[1] == 0).all()
 
 
-def test_grid_regime_is_exactly_representable():
-    A = regime_a("grid", exponent=-5)
+def test_grid_regime_is_exactly_representable(stream):
+    A = regime_a("grid", exponent=-5, stream=stream)
     assert torch.equal(dequantize_mxfp4(*quantize_mxfp4(A)), A.double())
 
 
-def test_scale_boundary_regime_straddles_the_even_rule_carry():
-    amax = groups(regime_a("scale_boundary", m=32)).abs().amax(-1)
+def test_scale_boundary_regime_straddles_the_even_rule_carry(stream):
+    amax = groups(regime_a("scale_boundary", m=32, stream=stream)).abs().amax(-1)
     mantissa = amax / torch.exp2(torch.floor(torch.log2(amax)))
     assert ((mantissa >= 1.5) & (mantissa <= 1.7578125)).all()
     assert (mantissa < 1.75).any() and (mantissa >= 1.75).any()
 
 
-def test_near_max_regime_reaches_the_scale_carry_and_stays_finite():
-    A = regime_a("near_max")
+def test_near_max_regime_reaches_the_scale_carry_and_stays_finite(stream):
+    A = regime_a("near_max", stream=stream)
     assert torch.isfinite(A).all() and (A.double().abs() >= 2.0**124).all()
     assert (quantize_mxfp4(A)[1] == 254).any()
 
 
-def test_group_regimes_shape_their_groups():
-    zero = groups(regime_a("zero_groups"))
+def test_group_regimes_shape_their_groups(stream):
+    zero = groups(regime_a("zero_groups", stream=stream))
     all_zero = (zero == 0).all(-1)
     assert all_zero.any() and not all_zero.all()
     assert torch.signbit(zero[all_zero]).any()  # -0 groups occur
-    constant = groups(regime_a("constant_groups"))
+    constant = groups(regime_a("constant_groups", stream=stream))
     assert (constant == constant[..., :1]).all()
-    magnitude_codes = unpack_e2m1(quantize_mxfp4(regime_a("outlier"))[0]) & 0x7
+    magnitude_codes = unpack_e2m1(quantize_mxfp4(regime_a("outlier", stream=stream))[0]) & 0x7
     assert ((magnitude_codes != 0).view(8, -1, 32).sum(-1) == 1).all()
 
 
-def test_value_regimes_have_their_advertised_distributions():
-    assert (regime_a("sparse") == 0).float().mean() > 0.8
-    assert (regime_a("uniform", exponent=3).double().abs() <= 8).all()
+def test_value_regimes_have_their_advertised_distributions(stream):
+    assert (regime_a("sparse", stream=stream) == 0).float().mean() > 0.8
+    assert (regime_a("uniform", exponent=3, stream=stream).double().abs() <= 8).all()
     def group_spread(regime):  # amax over median magnitude per 32-group: about 3.5 for randn
-        g = groups(regime_a(regime)).abs()
+        g = groups(regime_a(regime, stream=stream)).abs()
         return g.amax(-1) / g.median(-1).values
 
     assert (group_spread("heavy_tailed") > 16).float().mean() > 0.5
     assert (group_spread("randn") > 16).float().mean() < 0.05
-    hot = regime_a("one_hot", m=16)
+    hot = regime_a("one_hot", m=16, stream=stream)
     assert ((hot != 0).sum(1) == 1).all()
 
 
-def test_exponent_scales_a_regime_by_an_exact_power_of_two():
-    base = regime_a("randn", seed=5).double()
-    assert torch.equal(regime_a("randn", exponent=-20, seed=5).double(), base * 2.0**-20)
-    assert torch.equal(regime_a("randn", exponent=90, seed=5).double(), base * 2.0**90)
+def test_exponent_scales_a_regime_by_an_exact_power_of_two(stream):
+    base = regime_a("randn", seed=5, stream=stream).double()
+    assert torch.equal(regime_a("randn", exponent=-20, seed=5, stream=stream).double(), base * 2.0**-20)
+    assert torch.equal(regime_a("randn", exponent=90, seed=5, stream=stream).double(), base * 2.0**90)
 
 
-def test_one_hot_b_makes_the_acceptable_range_a_single_value():
-    data, _ = Case(4, 64, 256, b_regime="one_hot", seed=2).build()
+def test_one_hot_b_makes_the_acceptable_range_a_single_value(stream):
+    data, _ = Case(4, 64, 256, b_regime="one_hot", seed=2, stream=stream).build()
     exact = exact_gemm_from_inputs(data)
     lo, hi = acceptable_range(exact, accumulation_bound(exact))
     nonzero = exact.value != 0  # at 0 only the underflow allowance (~2^-116) is left
@@ -229,8 +239,8 @@ def test_specials_are_placed_with_exact_quiet_bit_patterns():
 
 
 @pytest.mark.parametrize("fill", [0, 0x7F, 0xFF, "random"])
-def test_scale_padding_holds_the_fill_and_real_scales_are_untouched(fill):
-    data, _ = Case(2, 80, 96, scale_pad_fill=fill, seed=9).build()
+def test_scale_padding_holds_the_fill_and_real_scales_are_untouched(fill, stream):
+    data, _ = Case(2, 80, 96, scale_pad_fill=fill, seed=9, stream=stream).build()
     _, B, B_q, B_shuffle, B_scale_sh = data
     raw = B_scale_sh.view(torch.uint8)
     assert torch.equal(e8m0_unshuffle(raw, 80, 3), quantize_mxfp4(B)[1])
@@ -263,8 +273,8 @@ def test_cases_survive_json_and_build_deterministically(case):
                            y.view(torch.uint8) if y.element_size() == 1 else bits(y))
 
 
-def test_different_seeds_give_different_values():
-    assert not torch.equal(regime_a("randn", seed=1), regime_a("randn", seed=2))
+def test_different_seeds_give_different_values(stream):
+    assert not torch.equal(regime_a("randn", seed=1, stream=stream), regime_a("randn", seed=2, stream=stream))
 
 
 def test_official_cases_respect_the_budget_and_come_tests_first():
@@ -342,6 +352,100 @@ REGIME_DIGEST_DRAWS = ((3, 256, 0, 1), (17, 2048, -5, 7), (64, 4096, 3, 123))  #
 def test_a_seed_draws_the_same_values_as_when_the_corpus_was_saved(regime):
     for rows, k, exponent, seed in REGIME_DIGEST_DRAWS:
         exponent = 0 if regime in FIXED_MAGNITUDE_REGIMES else exponent
-        x = regime_values(regime, torch.Generator().manual_seed(seed), rows, k, exponent)
+        x = regime_values(regime, Mt19937Stream(seed), rows, k, exponent)
         digest = hashlib.sha256(x.view(torch.int16).numpy().tobytes()).hexdigest()[:16]
         assert digest == REGIME_DIGESTS[f"{regime}/{rows}x{k}"], (regime, rows, k)
+
+
+# The counter stream's digests, recorded on the CPU when the stream was written (2026-12-01). The same
+# test on a GPU tier checks that the device draws the same bits: that is what lets a case found on a
+# GPU replay anywhere.
+COUNTER_REGIME_DIGESTS = {
+    "constant_groups/3x256": "4a70d8e999aea976",
+    "constant_groups/17x2048": "e9f944caa99ec27b",
+    "constant_groups/64x4096": "11e7b32fa56ad3b8",
+    "every_class/3x256": "3088a3199d6813c1",
+    "every_class/17x2048": "4be53fbb895d5733",
+    "every_class/64x4096": "88ee64ac0186345f",
+    "grid/3x256": "83334a54d2dfc57c",
+    "grid/17x2048": "018c848ae86a371f",
+    "grid/64x4096": "a9be52f7e0e2ccff",
+    "heavy_tailed/3x256": "8e418ed1c1b8c288",
+    "heavy_tailed/17x2048": "19eae13c2db26c7d",
+    "heavy_tailed/64x4096": "9297a49a3059a816",
+    "near_max/3x256": "6d831e5a272be60c",
+    "near_max/17x2048": "7068542ade343390",
+    "near_max/64x4096": "f8f0dd0c8109a8ce",
+    "one_hot/3x256": "8cfdb4c9f14820df",
+    "one_hot/17x2048": "990117ca9b84abc3",
+    "one_hot/64x4096": "035fc9faeace26cb",
+    "outlier/3x256": "b59325f9e87a12f4",
+    "outlier/17x2048": "d2a0fd67ec930392",
+    "outlier/64x4096": "58a66a782f6a3528",
+    "randn/3x256": "c80c269fbb5603e5",
+    "randn/17x2048": "b1c204bb12f5bfc4",
+    "randn/64x4096": "d786d5708793c5b1",
+    "scale_boundary/3x256": "96e592bb2bc8189e",
+    "scale_boundary/17x2048": "89fe945ac32f5c40",
+    "scale_boundary/64x4096": "45a2c27bcaaee994",
+    "sparse/3x256": "1ea9aa2956547281",
+    "sparse/17x2048": "3ec1d0895db3eae2",
+    "sparse/64x4096": "1fe3c99a127e140d",
+    "subnormal/3x256": "1e80ae89652c9872",
+    "subnormal/17x2048": "800cfab8e073b364",
+    "subnormal/64x4096": "80b6207bc9c963bc",
+    "ties/3x256": "0da4f50a42134d1b",
+    "ties/17x2048": "f1853a70ae5e4362",
+    "ties/64x4096": "81668c0a23f24493",
+    "uniform/3x256": "f6492f7c3a33caf5",
+    "uniform/17x2048": "62bc3f9977b8d499",
+    "uniform/64x4096": "872104bdac73ef09",
+    "zero_groups/3x256": "d132fa214f4f71e9",
+    "zero_groups/17x2048": "c29bcb8b44117581",
+    "zero_groups/64x4096": "5ee8482a731d25f8",
+}
+
+
+@pytest.mark.parametrize("regime", sorted(ALL_REGIMES))
+def test_the_counter_stream_draws_the_recorded_values_on_every_device_here(regime):
+    for device in sorted({"cpu", TIER.device}):
+        for rows, k, exponent, seed in REGIME_DIGEST_DRAWS:
+            exponent = 0 if regime in FIXED_MAGNITUDE_REGIMES else exponent
+            x = regime_values(regime, CounterStream(seed, device), rows, k, exponent)
+            assert x.device.type == torch.device(device).type
+            digest = hashlib.sha256(x.view(torch.int16).cpu().numpy().tobytes()).hexdigest()[:16]
+            assert digest == COUNTER_REGIME_DIGESTS[f"{regime}/{rows}x{k}"], (regime, rows, k, device)
+
+
+def test_a_counter_case_builds_the_same_task_tuple_on_the_cpu_and_on_the_tiers_device():
+    if TIER.device == "cpu":
+        pytest.skip("needs a GPU: on the CPU tier there is one device (the digests above pin the CPU's values)")
+    case = Case(7, 192, 320, layout="row_sliced", a_regime="outlier", b_regime="ties", b_exponent=-3,
+                specials=((0, 5, "nan"), (6, 300, "-inf")), scale_pad_fill="random", seed=11, stream="counter")
+    here, _ = case.build(TIER.device)
+    there, _ = case.build("cpu")
+    for x, y in zip(here, there):
+        if x is None:
+            continue
+        assert x.device.type == torch.device(TIER.device).type and y.device.type == "cpu"
+        assert torch.equal(x.cpu().contiguous().view(torch.uint8), y.contiguous().view(torch.uint8))
+
+
+def test_the_stream_is_part_of_a_case_and_the_legacy_stream_keeps_stored_cases_as_they_were():
+    legacy = Case(3, 64, 128, seed=4)
+    assert "stream" not in legacy.to_json() and "stream" not in legacy.describe()
+    assert Case.from_json(legacy.to_json()) == legacy and legacy.stream == "mt19937"
+    counter = Case(3, 64, 128, seed=4, stream="counter")
+    assert counter.to_json()["stream"] == "counter" and "stream=counter" in counter.describe()
+    assert Case.from_json(json.loads(json.dumps(counter.to_json()))) == counter
+    assert counter.id() != legacy.id()
+    assert not torch.equal(bits(counter.build()[0][0]), bits(legacy.build()[0][0]))
+    with pytest.raises(FieldError, match="stream"):
+        Case.from_json({**counter.to_json(), "stream": "philox"})
+    with pytest.raises(FieldError, match="stream"):
+        Case(3, 64, 128, stream=1)
+
+
+def test_cases_carry_the_stream_they_were_drawn_for():
+    seen = find(cases(shapes=in_contract_shapes(**SMALL), stream="counter"), lambda c: True, settings=SHRINK)
+    assert seen == Case(1, 64, 64, stream="counter")
