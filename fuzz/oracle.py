@@ -103,8 +103,9 @@ TIER_NAN_RESULTS = {
     # PTX ISA: fp32 arithmetic on a NaN operand returns the canonical NaN 0x7FFFFFFF (code 0x4, +2 x scale,
     # whatever the sign); measured for Triton and torch on an H200 on 2026-11-30 (python -m fuzz.nan_check).
     # A quantizer that scales NaNs without arithmetic (bit operations, like the example submission)
-    # keeps the payload.
-    "nvidia": ("canonical", "payload"),
+    # keeps the payload. canonical_max: aiter's quantizer takes an all-NaN group's amax with tl.max, which
+    # is canonical too (scale byte 0); measured on the H200 on 2026-12-01 through the emulated aiter.
+    "nvidia": ("canonical", "payload", "canonical_max"),
     # AMD's ISA guides: in IEEE mode (the default for compute kernels) arithmetic quiets and propagates
     # NaN inputs, i.e. keeps the payload; gfx950's v_cvt_scalef32_pk_fp4_* maps NaN to +-6 per AMD's
     # software models (assumed). Not measured by us: python -m fuzz.nan_check on an MI355X says.
@@ -121,6 +122,7 @@ BYTE0_TEXT = {"ocp": "E8M0 byte 0 = 2^-127", "zero": "E8M0 byte 0 = 0 (Triton's 
 NAN_RULE_TEXT = {
     "payload": "payload kept (quiet NaN -> +-1.5 x scale)",
     "canonical": "canonical NaN 0x7FFFFFFF (-> +2 x scale)",
+    "canonical_max": "canonical NaN, an all-NaN group's amax too (-> +2 x 2^-127)",
     "saturate": "saturated (-> +-6 x scale)",
 }
 

@@ -16,6 +16,12 @@ What ``x * 2^-s`` is for a NaN element is not IEEE-determined, and its e2m1 code
 | payload    | x quieted, sign and payload kept      | 0x3 (+1.5) / 0xB (-1.5) | x86/numpy (the CPU tier); IEEE 754's recommendation; AMD GPUs in IEEE mode (the default for compute) |
 | canonical  | 0x7FFFFFFF, whatever x was            | 0x4 (+2) / 0x4 (+2)     | NVIDIA GPUs: fp32 arithmetic returns the canonical NaN (Triton and torch, measured on H200) |
 | saturate   | +-Inf with x's sign                   | 0x7 (+6) / 0xF (-6)     | a conversion that maps NaN to +-max: gfx950's v_cvt_scalef32_pk_fp4_* as AMD's software models describe it (assumed) |
+| canonical_max | as canonical; and an all-NaN block's amax is 0x7FFFFFFF too (scale byte 0, below) | 0x4 / 0x4 | NVIDIA GPUs again, for a quantizer whose block max is fp32 arithmetic (aiter's `tl.max`: PTX max of two NaNs is the canonical NaN) |
+
+The amax of an all-NaN block is a NaN whose bits decide its scale through the even rule's bit trick:
+a quiet NaN 0x7FC00000 rounds to +Inf (byte 254); the canonical NaN 0x7FFFFFFF carries into the sign
+bit and rounds to 0 (byte 0). Every rule but ``canonical_max`` takes the quiet NaN (a max that keeps a
+payload, or a kernel that maps an all-NaN block to Inf as the spec reads).
 
 The value is fixed here, not left to the device the oracle runs on, so the oracle says the same on
 every device.
@@ -33,7 +39,7 @@ from reference.e8m0 import decode_e8m0, encode_scale, scale_exponent
 
 BLOCK = 32
 _FLOAT_INPUTS = (torch.bfloat16, torch.float16, torch.float32)
-NAN_RESULTS = ("payload", "canonical", "saturate")
+NAN_RESULTS = ("payload", "canonical", "saturate", "canonical_max")
 _QUIET_BIT = 0x00400000
 _CANONICAL_NAN = 0x7FFFFFFF
 
@@ -52,13 +58,16 @@ def check_matrix(x: torch.Tensor, name: str, dtypes: tuple, k_multiple: int) -> 
         )
 
 
-def block_amax(x32: torch.Tensor) -> torch.Tensor:
+def block_amax(x32: torch.Tensor, nan: str = "payload") -> torch.Tensor:
     """[M, K] fp32 -> [M, K/32] max |x| per block; NaN elements ignored unless all 32 are NaN
-    (Triton's tl.max lowers to maxnum)."""
+    (Triton's tl.max lowers to maxnum). An all-NaN block's amax is the quiet NaN 0x7FC00000, or the
+    canonical 0x7FFFFFFF under the ``canonical_max`` rule (see the module docstring)."""
     blocks = x32.abs().reshape(x32.shape[0], -1, BLOCK)
-    nan = torch.isnan(blocks)
-    amax = torch.where(nan, torch.zeros_like(blocks), blocks).amax(dim=-1)
-    return torch.where(nan.all(dim=-1), torch.full_like(amax, float("nan")), amax)
+    is_nan = torch.isnan(blocks)
+    amax = torch.where(is_nan, torch.zeros_like(blocks), blocks).amax(dim=-1)
+    bits = _CANONICAL_NAN if nan == "canonical_max" else 0x7FC00000
+    nan_amax = torch.full(amax.shape, bits, dtype=torch.int32, device=amax.device).view(torch.float32)
+    return torch.where(is_nan.all(dim=-1), nan_amax, amax)
 
 
 def power_of_two(e: torch.Tensor) -> torch.Tensor:
@@ -75,19 +84,20 @@ def scaled_nan(x32: torch.Tensor, nan: str) -> torch.Tensor:
     bits = x32.view(torch.int32)
     if nan == "payload":
         return (bits | _QUIET_BIT).view(torch.float32)
-    if nan == "canonical":
+    if nan in ("canonical", "canonical_max"):
         return torch.full_like(bits, _CANONICAL_NAN).view(torch.float32)
     return torch.copysign(torch.full_like(x32, float("inf")), x32)
 
 
 def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne", nan: str = "payload"):
     """x [M, K] (bf16/fp16/fp32, any strides) -> (packed uint8 [M, K/2], scales uint8 [M, K/32]).
-    ``nan``: what the scaling multiply makes of a NaN element (NAN_RESULTS); scales never depend on it."""
+    ``nan``: what the scaling multiply makes of a NaN element (NAN_RESULTS); a scale depends on it only
+    in an all-NaN block (``canonical_max``)."""
     check_matrix(x, "x", _FLOAT_INPUTS, BLOCK)
     if nan not in NAN_RESULTS:
         raise ValueError(f"nan must be one of {NAN_RESULTS}, got {nan!r}")
     x32 = x.to(torch.float32).contiguous()
-    s = scale_exponent(block_amax(x32), scale_rule)
+    s = scale_exponent(block_amax(x32, nan), scale_rule)
     quant_scale = power_of_two(-s)  # 2^127 .. 2^-127, exact
     qx = (x32.reshape(x32.shape[0], -1, BLOCK) * quant_scale[..., None]).reshape(x32.shape)
     qx = torch.where(torch.isnan(x32), scaled_nan(x32, nan), qx)
