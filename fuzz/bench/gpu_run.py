@@ -151,9 +151,9 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     from hypothesis import strategies as st
 
     from fuzz import test_paths
-    from fuzz.value_streams import default_stream
 
     watch = CompileWatch()
+    streams = set()
     stats = {"examples": 0, "failed": 0, "errored": 0, "compile_examples": 0, "compile_seconds": 0.0,
              "kernels_compiled": 0, "failures": [], "errors": [], "configs": set(), "steady_phase_seconds": {}}
     start = time.perf_counter()
@@ -165,6 +165,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     @given(data=st.data())
     def body(data):
         case = data.draw(test_paths.subject_cases(subject), label="case")
+        streams.add(case.stream)
         if time.perf_counter() > stop:  # after the draw: Hypothesis's replay of this "failure" draws the same
             raise _TimeUp
         before, t0, phases = watch.count(), time.perf_counter(), {}
@@ -214,7 +215,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     finally:
         strategies.regime_values = draw_values
     stats["value_draw_seconds"] = round(draw_seconds[0], 2)  # all examples, compiling ones included
-    stats["value_stream"] = default_stream(test_paths.TIER.device)
+    stats["value_stream"] = ",".join(sorted(streams))  # the streams the drawn cases named
     elapsed = time.perf_counter() - start
     steady = max(elapsed - stats["compile_seconds"], 1e-9)
     stats.update(seconds=round(elapsed, 1), per_minute=round(stats["examples"] * 60 / elapsed, 1),

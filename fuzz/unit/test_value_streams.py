@@ -69,3 +69,14 @@ def test_streams_are_named_and_chosen_by_device():
     assert default_stream("cpu") == "mt19937" and default_stream("cuda") == "counter"
     with pytest.raises(ValueError, match="randint needs"):
         CounterStream(1).randint(0, 1 << 32, (2,))
+
+
+def test_the_suites_cases_draw_from_the_tiers_stream():
+    from hypothesis import Phase, find, settings
+
+    from fuzz import test_paths
+
+    subject = test_paths.SUBJECTS["fused"]
+    case = find(test_paths.subject_cases(subject), lambda c: c.m > 1,
+                settings=settings(database=None, max_examples=50, phases=[Phase.generate]))
+    assert case.stream == default_stream(test_paths.TIER.device)
