@@ -15,6 +15,8 @@ bit cannot change a case), which is what makes them device-independent.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 STREAMS = ("mt19937", "counter")
@@ -102,10 +104,7 @@ class CounterStream:
         key1 = _mix32((self.seed ^ _mix32(self.draws * 2 + 1)) & _WORD)
         key2 = _mix32((key1 + 0x9E3779B9) & _WORD)
         self.draws += 1
-        numel = 1
-        for size in shape:
-            numel *= size
-        i = torch.arange(numel, dtype=torch.int64, device=self.device)
+        i = torch.arange(math.prod(shape), dtype=torch.int64, device=self.device)
         return _mix32((_mix32(i ^ key1) + key2) & _WORD).view(shape)
 
     def randint(self, low: int, high: int, shape, dtype=torch.int64) -> torch.Tensor:
@@ -136,6 +135,4 @@ class CounterStream:
         """bf16 ``values`` with every NaN made 0x7FC0. A GPU's arithmetic canonicalises a NaN it
         multiplies or converts (sign and payload lost), a CPU's does not; only the NaN bits differ, so
         fixing them makes the stream device-independent. A -NaN input comes from a case's specials."""
-        bits = values.view(torch.int16)
-        return torch.where(torch.isnan(values), torch.tensor(0x7FC0, dtype=torch.int16, device=values.device),
-                           bits).view(torch.bfloat16)
+        return values.view(torch.int16).masked_fill(torch.isnan(values), 0x7FC0).view(torch.bfloat16)

@@ -41,6 +41,7 @@ BLOCK = 32
 _FLOAT_INPUTS = (torch.bfloat16, torch.float16, torch.float32)
 NAN_RESULTS = ("payload", "canonical", "saturate", "canonical_max")
 _QUIET_BIT = 0x00400000
+_QUIET_NAN = 0x7FC00000
 _CANONICAL_NAN = 0x7FFFFFFF
 
 
@@ -65,7 +66,7 @@ def block_amax(x32: torch.Tensor, nan: str = "payload") -> torch.Tensor:
     blocks = x32.abs().reshape(x32.shape[0], -1, BLOCK)
     is_nan = torch.isnan(blocks)
     amax = torch.where(is_nan, torch.zeros_like(blocks), blocks).amax(dim=-1)
-    bits = _CANONICAL_NAN if nan == "canonical_max" else 0x7FC00000
+    bits = _CANONICAL_NAN if nan == "canonical_max" else _QUIET_NAN
     nan_amax = torch.full(amax.shape, bits, dtype=torch.int32, device=amax.device).view(torch.float32)
     return torch.where(is_nan.all(dim=-1), nan_amax, amax)
 
