@@ -155,6 +155,61 @@ def test_rank0_index_is_rejected_by_stock_triton(stock):
         _rank0_index[(1,)](torch.zeros(4, dtype=torch.int32), N=4)
 
 
+@triton.jit
+def _scalar_mask_block_store(o_ptr, M, n_cols, BLOCK: tl.constexpr):
+    # aiter's fused quant + shuffle idiom: the scale column is a program id, indexed as a rank-0 tensor
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rows = pid_m * BLOCK + tl.arange(0, BLOCK)
+    mask = (rows < M)[:, None] & (pid_n < n_cols)[None, :]
+    tl.store(o_ptr + rows[:, None] * 4 + pid_n[None, :], tl.where(mask, 1, 0).to(tl.int8), mask=mask)
+    tail = (tl.arange(0, BLOCK) < 3) & (pid_n < 2)  # a scalar comparison broadcast into a block mask
+    tl.store(o_ptr + 4 * 2 * BLOCK + pid_n * BLOCK + tl.arange(0, BLOCK), tl.full((BLOCK,), 2, tl.int8), mask=tail)
+
+
+def _run_scalar_mask_block_store():
+    out = torch.zeros(4 * 2 * 8 + 4 * 8, dtype=torch.int8)
+    _scalar_mask_block_store[(2, 4)](out, 13, 3, BLOCK=8)
+    return out
+
+
+def test_a_scalar_comparison_broadcast_into_a_block_is_a_boolean_mask():
+    out = _run_scalar_mask_block_store()
+    rows = out[:64].view(16, 4)
+    assert rows[:13, :3].eq(1).all() and rows[13:].eq(0).all() and rows[:, 3].eq(0).all()
+    tails = out[64:].view(4, 8)
+    assert tails[:2, :3].eq(2).all() and tails[:2, 3:].eq(0).all() and tails[2:].eq(0).all()
+
+
+def test_stock_interpreter_makes_an_int32_mask_of_a_scalar_comparison(stock):
+    with pytest.raises(triton.runtime.interpreter.InterpreterError, match="mask has unsupported dtype|too many indices"):
+        _run_scalar_mask_block_store()
+
+
+@triton.jit
+def _bf16_atomic_add(o_ptr, x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(o_ptr + offs % 2, tl.load(x_ptr + tl.program_id(0) * BLOCK + offs).to(tl.bfloat16))
+
+
+def test_bf16_atomic_add_accumulates_each_add_rounded_to_nearest_even():
+    x = torch.tensor([1.0, 2.0 ** -8, 1.0, 3 * 2.0 ** -9, 256.0, 1.0, -256.0, 0.5], dtype=torch.float32)
+    out = torch.zeros(2, dtype=torch.bfloat16)
+    _bf16_atomic_add[(2,)](out, x, BLOCK=4)
+    expected = torch.zeros(2, dtype=torch.bfloat16)
+    for program in range(2):  # the interpreter runs programs in order; within one, lanes in order
+        for lane in range(4):
+            i = program * 4 + lane
+            expected[lane % 2] = (expected[lane % 2].float() + x[i].bfloat16().float()).bfloat16()
+    assert out.view(torch.int16).tolist() == expected.view(torch.int16).tolist()
+    # each add is rounded to bf16 on its own (1 + 5 * 2^-9 loses its last bits), so this is not the fp32 sum
+    assert out[1].item() != float(x[1::2].sum())
+
+
+def test_stock_interpreter_rejects_bf16_atomics(stock):
+    with pytest.raises(triton.runtime.interpreter.InterpreterError, match="Unsupported data type"):
+        _bf16_atomic_add[(1,)](torch.zeros(2, dtype=torch.bfloat16), torch.ones(4), BLOCK=4)
+
+
 DEVICE_MODULE = """
 import triton
 import triton.language as tl

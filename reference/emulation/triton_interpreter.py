@@ -297,6 +297,96 @@ def _apply_bf16_conversions():
 
 
 # ---------------------------------------------------------------------------------------------------
+# scalar_compare_is_int1
+
+_COMPARISONS = tuple(f"create_icmp{p}" for p in ("EQ", "NE", "SLT", "SLE", "SGT", "SGE", "ULT", "ULE", "UGT", "UGE")) + \
+    tuple(f"create_fcmp{p}" for p in ("OLT", "OGT", "OLE", "OGE", "OEQ", "ONE", "ULT", "UGT", "ULE", "UGE", "UEQ",
+                                      "UNE", "ORD", "UNO"))
+
+
+def _scalar_compare_diverges() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    seven = _handle(np.array([7], dtype=np.int32), tl.int32)
+    return b.create_icmpSLT(seven, seven).dtype != tl.int1
+
+
+def _apply_scalar_compare_is_int1():
+    import triton.language as tl
+
+    builder = _builder()
+    undos = []
+    for name in _COMPARISONS:
+        if not hasattr(builder, name):
+            continue
+        original = getattr(builder, name)
+
+        # the stock handle keeps the operands' type (int32, fp32): a scalar comparison splatted into a
+        # block (``(offs < M) & (pid < n)``, ``(pid_n < n)[None, :]``) then becomes an int32 block, and
+        # a mask of it fails with "mask has unsupported dtype"; compiled Triton's i1 stays i1
+        def compare(self, lhs, rhs, _original=original):
+            result = _original(self, lhs, rhs)
+            return _handle(result.data.astype(np.bool_), tl.int1)
+
+        undos.append(_swap(builder, name, compare))
+    return _undo_all(undos)
+
+
+# ---------------------------------------------------------------------------------------------------
+# bf16_atomics
+
+
+def _bf16_atomics_diverge() -> bool:
+    import triton.language as tl
+
+    b = _builder()()
+    target = np.zeros(1, dtype=np.uint16)
+    pointer = _handle(np.array([target.ctypes.data], dtype=np.uint64), tl.pointer_type(tl.bfloat16))
+    one = _handle(np.array([0x3F80], dtype=np.uint16), tl.bfloat16)
+    try:
+        from triton._C.libtriton import ir
+
+        b.create_atomic_rmw(ir.ATOMIC_OP.FADD, pointer, one, _handle(np.array([True]), tl.int1),
+                            ir.MEM_SEMANTIC.RELAXED, ir.MEM_SCOPE.GPU)
+    except Exception:  # ValueError("Unsupported data type") from the C++ helper
+        return True
+    return int(target[0]) != 0x3F80
+
+
+def _apply_bf16_atomics():
+    import ctypes
+
+    import triton.language as tl
+    from triton._C.libtriton import ir
+
+    builder = _builder()
+    stock = builder.create_atomic_rmw
+    # bf16 operations an interpreted atomic_rmw computes in fp32, rounding the stored value to nearest
+    # even (what a bf16 atomic add / CAS loop of fadd + cvt stores on a GPU)
+    wide_ops = {ir.ATOMIC_OP.FADD: np.add, ir.ATOMIC_OP.MAX: np.fmax, ir.ATOMIC_OP.MIN: np.fmin}
+
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+        if val.dtype.scalar != tl.bfloat16 or rmwOp not in wide_ops:
+            return stock(self, rmwOp, ptr, val, mask, sem, scope)
+        addresses = np.broadcast_to(ptr.data, val.data.shape).reshape(-1)
+        values = val.data.reshape(-1)
+        active = np.broadcast_to(mask.data, val.data.shape).reshape(-1)
+        old = np.zeros(values.shape, dtype=np.uint16)
+        # one element after another, in order: two lanes naming one address both land, as atomics do
+        for i in np.flatnonzero(active):
+            cell = ctypes.c_uint16.from_address(int(addresses[i]))
+            old[i] = cell.value
+            with np.errstate(all="ignore"):
+                wide = wide_ops[rmwOp](bf16_bits_to_f32(np.array([cell.value], np.uint16)),
+                                       bf16_bits_to_f32(np.array([values[i]], np.uint16)))
+            cell.value = int(f32_to_bf16_bits(wide.astype(np.float32))[0])
+        return _handle(old.reshape(val.data.shape), tl.bfloat16)
+
+    return _swap(builder, "create_atomic_rmw", create_atomic_rmw)
+
+
+# ---------------------------------------------------------------------------------------------------
 # bf16_arithmetic
 
 # builder method -> index of the argument whose dtype the result has (None: a boolean result)
@@ -929,6 +1019,11 @@ PATCHES = (
     # before bf16_arithmetic too, whose widening wrapper then calls it on fp32
     Patch("exp2_of_integers", "tl.exp2(127.0) is 2^127 + 1 ulp (numpy's float32 exp2); compiled: exactly 2^127",
           ("3.9",), _exp2_of_integers_diverges, _apply_exp2_of_integers),
+    Patch("scalar_compare_is_int1", "a comparison's result keeps its operands' type: a scalar one broadcast into "
+          "a block is an int32 block, and a mask of it raises 'mask has unsupported dtype'",
+          ("3.9",), _scalar_compare_diverges, _apply_scalar_compare_is_int1),
+    Patch("bf16_atomics", "tl.atomic_add/max/min on bf16 raise 'Unsupported data type'; a GPU adds in fp32 and "
+          "stores the bf16 rounded to nearest even", ("3.9",), _bf16_atomics_diverge, _apply_bf16_atomics),
     Patch("bf16_arithmetic", "bf16 arithmetic, comparisons, reductions and dot run numpy on the uint16 bits",
           ("3.9",), _bf16_arithmetic_diverges, _apply_bf16_arithmetic),
     Patch("elementwise_not", "Python not/and/or on a tensor give one truth value, not an elementwise result",
