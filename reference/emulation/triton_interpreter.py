@@ -13,6 +13,12 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
 
 - ``bf16_conversions``: fp32/fp16/fp64/int -> bf16 truncated (and garbled subnormals); bf16 -> fp32
   garbled bf16 subnormals. Now: narrowing rounds to nearest even and keeps subnormals, widening is exact.
+- ``scalar_compare_is_int1``: a comparison's handle kept its operands' type (int32, fp32), so a scalar
+  comparison splatted into a block (``(offs < M) & (pid < n)``, aiter's ``(pid_n < n)[None, :]``) was an
+  int32 block, and a mask of it raised "mask has unsupported dtype". Now every comparison is i1.
+- ``bf16_atomics``: ``tl.atomic_add`` / ``atomic_max`` / ``atomic_min`` on bf16 raised "Unsupported data
+  type". Now each active lane, in order, computes in fp32 and stores the bf16 rounded to nearest even
+  (the H200 and gfx950 store a correctly rounded bf16 sum; the order of a GPU's lanes is not modelled).
 - ``bf16_arithmetic``: the interpreter stores bf16 as its uint16 bit pattern and numpy then computes on
   the bits (``x * y``, ``x < y``, ``tl.maximum``, ``tl.sum``, ``tl.dot``... on bf16 were garbage). Now
   each op widens exactly, computes in fp32 and rounds the result to nearest even, which is what a GPU
