@@ -31,7 +31,7 @@ def pytest_addoption(parser):
         metavar="auto|real|emulated|source=PATH",
         help="Which aiter to use: the real package when importable (auto), or force real/emulated; source=PATH: "
         "the emulation running aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH "
-        "(e.g. at bd02afb526), its compiled layer stubbed (docs/aiter_emulation.md).",
+        "(e.g. at f3be04a12a0c, the runner's), its compiled layer stubbed (docs/aiter_emulation.md).",
     )
 
 

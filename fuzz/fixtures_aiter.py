@@ -22,7 +22,7 @@ EMULATION_NAME = "aiter_emulated"
 def pytest_addoption(parser):
     parser.getgroup("mxfp4-fuzz", "MXFP4 GEMM fuzzing").addoption(
         "--aiter-source", metavar="PATH", default=None,
-        help="an aiter checkout (e.g. at bd02afb526): -m conformance also runs its Triton kernels in this "
+        help="an aiter checkout (e.g. at f3be04a12a0c, the runner's): -m conformance also runs its Triton kernels in this "
              "tier's Triton and compares the emulated kernels with them bit for bit (fuzz/conformance)")
 
 

@@ -27,7 +27,7 @@ ENV_VAR = "MXFP4_FUZZ_AITER_SOURCE"
 def checkout(pytestconfig) -> Path:
     path = pytestconfig.getoption("--aiter-source") or os.environ.get(ENV_VAR)
     if not path:
-        pytest.skip(f"needs an aiter checkout (e.g. at bd02afb526): --aiter-source PATH or ${ENV_VAR}")
+        pytest.skip(f"needs an aiter checkout (e.g. at f3be04a12a0c, the runner's): --aiter-source PATH or ${ENV_VAR}")
     return Path(path).resolve()
 
 
@@ -82,7 +82,7 @@ def test_source_mode_serves_aiters_files_and_keeps_the_emulated_rest(checkout):
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"aiter source bd02afb526 from {checkout}, modules: ") and "quant.quant" in lines[0]
+    assert lines[0].startswith(f"aiter source f3be04a12a0c from {checkout}, modules: ") and "quant.quant" in lines[0]
     for line in lines[1:4]:  # public wrapper, old flat alias, kernel: aiter's files
         assert line.startswith(str(checkout / "aiter")), line
     for line in lines[4:6]:  # the ASM GEMM and fp4_utils stay emulated

@@ -1,4 +1,4 @@
-"""What real aiter (bd02afb526) has and the emulation lacks is an error naming it, never a bare
+"""What real aiter (f3be04a12a0c, the runner's) has and the emulation lacks is an error naming it, never a bare
 ModuleNotFoundError; aiter's config directory exists and a JSON file written there is read as aiter
 reads it. Runs in a fresh interpreter: selecting an aiter changes process-wide imports."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_a_real_aiter_module_or_name_the_emulation_lacks_is_named():
     """)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("AiterNotEmulated | uses aiter module aiter.ops.triton.gemm.basic.gemm_a8w8 (in aiter bd02afb526)")
+    assert lines[0].startswith("AiterNotEmulated | uses aiter module aiter.ops.triton.gemm.basic.gemm_a8w8 (in aiter f3be04a12a0c)")
     assert lines[1].startswith("ModuleNotFoundError")  # aiter never had it: on the runner it fails too
     assert lines[2].startswith("AiterAttributeNotEmulated | uses aiter.rmsnorm2d_fwd")
     assert lines[3].startswith("AttributeError")

@@ -1,9 +1,9 @@
 """aiter's own Python and Triton code from a checkout, run in place of the emulated modules (``--aiter source=PATH``).
 
 The emulated package stays the package: ``import aiter`` needs no HIP runtime and no C++ JIT. Over it,
-``overlay(root)`` loads aiter's own files from the checkout at ``root`` (the competition commit is
-bd02afb526) under their aiter names, in ``SOURCE_MODULES`` order, so that each file's ``aiter.*``
-imports are served by the files loaded before it or by the emulation:
+``overlay(root)`` loads aiter's own files from the checkout at ``root`` (the runner's commit is
+f3be04a12a0c; these files are byte-identical at bd02afb526) under their aiter names, in ``SOURCE_MODULES``
+order, so that each file's ``aiter.*`` imports are served by the files loaded before it or by the emulation:
 
 - from the checkout: the Triton kernels submissions launch (``_triton_kernels/quant/quant.py``,
   ``_triton_kernels/gemm/basic/gemm_a16wfp4.py`` and ``gemm_afp4wfp4.py``, with ``pid_preprocessing`` and
@@ -39,9 +39,10 @@ from pathlib import Path
 
 from reference.emulation.select import exec_as_module
 
-MODELLED_COMMIT = "bd02afb526"
+MODELLED_COMMIT = "f3be04a12a0c"  # the runner's aiter (gpu-mode/kernelbot docker/amd-docker.Dockerfile)
 
-# aiter name -> file in the checkout, in load order; with each file's git blob at bd02afb526, so that a
+# aiter name -> file in the checkout, in load order; with each file's git blob at f3be04a12a0c (the same
+# blobs as at bd02afb526), so that a
 # checkout without .git (a tarball, `git archive`) is still recognised
 SOURCE_MODULES = {
     "aiter.ops.triton.utils.logger": ("aiter/ops/triton/utils/logger.py", "391ddf9b6543"),
@@ -69,9 +70,9 @@ class NotAnAiterCheckout(RuntimeError):
 @dataclass(frozen=True)
 class Overlay:
     root: str
-    commit: str  # "bd02afb526", git's HEAD, or "unknown commit"
+    commit: str  # "f3be04a12a0c", git's HEAD, or "unknown commit"
     modules: tuple  # the aiter names now served by the checkout's files
-    differing: tuple  # files whose content is not bd02afb526's
+    differing: tuple  # files whose content is not f3be04a12a0c's
 
 
 def check_checkout(root: Path) -> None:
@@ -178,7 +179,7 @@ def _git_blob(path: Path) -> str:
 
 
 def _commit(root: Path, differing: tuple) -> str:
-    """git's HEAD where ``root`` is a clone, else bd02afb526 when every loaded file is bd02afb526's."""
+    """git's HEAD where ``root`` is a clone, else f3be04a12a0c when every loaded file is f3be04a12a0c's."""
     if (root / ".git").exists():
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=10", "HEAD"], capture_output=True,

@@ -41,7 +41,7 @@ class AiterInfo:
     version: str
     path: str  # the imported aiter package's directory; for "source" the checkout
     modules: tuple = ()  # "source": the aiter modules served by the checkout's files
-    differing: tuple = ()  # "source": files that are not the competition commit's
+    differing: tuple = ()  # "source": files that are not the emulated commit's (f3be04a12a0c)
 
     def describe(self) -> str:
         if self.kind == "source":

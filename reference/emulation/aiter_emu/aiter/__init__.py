@@ -1,6 +1,7 @@
-"""An importable emulation of the aiter surface that amd-mxfp4-mm submissions use, at aiter's
-competition-era snapshot (bd02afb526) on gfx950. Put the directory above this package on sys.path (see
-reference/emulation/select.py). docs/aiter_emulation.md lists what differs from aiter, and why.
+"""An importable emulation of the aiter surface that amd-mxfp4-mm submissions use, at the runner's
+aiter commit (f3be04a12a0c; the same files as the competition-era snapshot bd02afb526) on gfx950.
+Put the directory above this package on sys.path (see reference/emulation/select.py).
+docs/aiter_emulation.md lists what differs from aiter, and why.
 
 Importing it needs no GPU: the ASM GEMM is computed with torch, the Triton kernels run wherever Triton
 runs (the interpreter on a CPU).

@@ -8,7 +8,10 @@ from __future__ import annotations
 import torch
 
 IS_EMULATION = True
-MODELLED_COMMIT = "bd02afb526"  # aiter's competition-era snapshot (2026-03-10)
+# The runner's aiter: gpu-mode/kernelbot docker/amd-docker.Dockerfile (since 2026-03-03) checks out
+# f3be04a12a0c (2026-03-04). Every file the emulation models is byte-identical at bd02afb526 (2026-03-10),
+# the snapshot it was first written from (docs/aiter_emulation.md, "The runner's aiter").
+MODELLED_COMMIT = "f3be04a12a0c"
 ARCH = "gfx950"
 # MI355X. Only the gemm_a4w4_asm kernel heuristic reads it.
 CU_NUM = 256
@@ -38,3 +41,53 @@ def read_bytes(t: torch.Tensor, byte_offsets: torch.Tensor) -> torch.Tensor:
     values = torch.full(index.shape, UNINITIALIZED_BYTE, dtype=torch.uint8, device=t.device)
     values[inside] = storage[index[inside]]
     return values
+
+
+def extent(t: torch.Tensor) -> int:
+    """Elements from ``t``'s first element to one past its last, through its strides: the memory ``t``
+    spans (gaps between rows included), as a kernel given ``t.data_ptr()`` and ``t.stride()`` sees it."""
+    if t.numel() == 0:
+        return 0
+    return sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) + 1
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    """A 1-byte tensor as uint8 (fp4x2 and e8m0 have few torch ops), anything else as it is."""
+    return t.view(torch.uint8) if t.element_size() == 1 and t.dtype != torch.uint8 else t
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    """The ``extent(t)`` elements of memory from ``t``'s first element, as a 1-D tensor (no copy)."""
+    return _bytes(t).as_strided((extent(t),), (1,))
+
+
+def gather(t: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """The elements at ``t.data_ptr() + offsets`` (in elements), as aiter's Triton kernels read them through
+    ``t``'s strides: inside ``t``'s extent the memory there (padding bytes included), outside it 0.
+
+    The Triton GEMMs' convention (``padded_for_reads``): a GPU reads whatever lies past the tensor there.
+    """
+    flat = _flat(t)
+    inside = (offsets >= 0) & (offsets < flat.numel())
+    values = torch.zeros(offsets.shape, dtype=flat.dtype, device=t.device)
+    values[inside] = flat[offsets[inside]]
+    return values.view(t.dtype)
+
+
+def padded_for_reads(t: torch.Tensor, last_offset: int) -> torch.Tensor:
+    """``t`` itself when a kernel's reads end inside its extent (``last_offset``, in elements from its first
+    element, is the furthest one), else a copy with the same strides whose memory is ``t``'s extent
+    followed by zeros up to ``last_offset``.
+
+    aiter's Triton kernels read some operands unmasked past what the tensor holds (scale groups past K,
+    the preshuffled weight's and scales' rows past N). On a GPU that is whatever lies there: harmless
+    (multiplied by masked zeros, or landing in masked output columns) unless it is an E8M0 NaN byte. The
+    interpreter would read host memory there, at random; the emulation reads zeros, the benign outcome,
+    deterministically. Inside the extent the kernel reads ``t``'s own memory, as aiter's does."""
+    size = extent(t)
+    if last_offset < size:
+        return t
+    flat = _flat(t)
+    memory = torch.zeros((last_offset + 1,), dtype=flat.dtype, device=t.device)
+    memory[:size] = flat
+    return memory.as_strided(t.shape, t.stride()).view(t.dtype)

@@ -1,13 +1,13 @@
 """What aiter had at the competition commit and this emulation lacks: a clear error naming it.
 
 A submission that imports ``aiter.ops.triton.utils.foo`` or uses ``aiter.some_op`` which real aiter
-(bd02afb526) has and the emulation does not would otherwise stop on a bare ModuleNotFoundError or
+(f3be04a12a0c, the runner's) has and the emulation does not would otherwise stop on a bare ModuleNotFoundError or
 AttributeError, reported as if the file were broken. Instead it gets ``AiterNotEmulated`` (an
 ImportError) or ``AiterAttributeNotEmulated`` (an AttributeError) naming the module or attribute; the
 suite reports that as NOT RUN ("uses an aiter API the emulation does not have"), never FAIL. Names real
 aiter never had keep Python's own errors: those would fail on the runner too.
 
-The list of real names (``surface_bd02afb526.txt``) holds module paths and the names aiter's
+The list of real names (``surface_f3be04a12a0c.txt``) holds module paths and the names aiter's
 ``__init__`` exports, extracted from aiter's source tree; no aiter code.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import importlib.abc
 import os
 import sys
 
-_SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_bd02afb526.txt")
+_SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_f3be04a12a0c.txt")
+COMMIT = "f3be04a12a0c"  # = _emulation.MODELLED_COMMIT
 
 
 def _load_surface() -> tuple:
@@ -39,11 +40,11 @@ REAL_MODULES, REAL_NAMES = _load_surface()
 
 
 class AiterNotEmulated(ImportError):
-    """A module real aiter (bd02afb526) has that the emulation does not."""
+    """A module real aiter (f3be04a12a0c) has that the emulation does not."""
 
 
 class AiterAttributeNotEmulated(AttributeError):
-    """An attribute of ``aiter`` real aiter (bd02afb526) exports that the emulation does not."""
+    """An attribute of ``aiter`` real aiter (f3be04a12a0c) exports that the emulation does not."""
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -51,7 +52,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.startswith("aiter.") and fullname in REAL_MODULES and _is_emulation(fullname):
-            raise AiterNotEmulated(f"uses aiter module {fullname} (in aiter bd02afb526), which the emulation "
+            raise AiterNotEmulated(f"uses aiter module {fullname} (in aiter {COMMIT}), which the emulation "
                                    "does not have (docs/aiter_emulation.md lists what it has)", name=fullname)
         return None
 
@@ -70,6 +71,6 @@ def install() -> None:
 def missing_attribute(name: str):
     """For ``aiter.__getattr__``: the error for a name the emulation lacks."""
     if name in REAL_NAMES:
-        return AiterAttributeNotEmulated(f"uses aiter.{name} (in aiter bd02afb526), which the emulation does not "
+        return AiterAttributeNotEmulated(f"uses aiter.{name} (in aiter {COMMIT}), which the emulation does not "
                                          "have (docs/aiter_emulation.md lists what it has)")
     return AttributeError(f"module 'aiter' has no attribute {name!r}")

@@ -17,7 +17,7 @@ def dynamic_mxfp4_quant(x: torch.Tensor, scaling_mode: str = "even"):
     [M, cdiv(N, 32)] with strides (1, M)). ``scaling_mode`` is ignored, as in aiter."""
     M, N = x.shape
     assert (N // 2) % 2 == 0
-    if _vectorized.serves(x) and N % 32 == 0:
+    if _vectorized.serves(x) and _vectorized.quantizes(x, N):
         return _vectorized.dynamic_mxfp4_quant(x)
     group = 32
     x_fp4 = torch.empty((M, N // 2), dtype=torch.uint8, device=x.device)

@@ -1,4 +1,5 @@
-"""aiter's MXFP4 quantizer kernels (``aiter/ops/triton/_triton_kernels/quant/quant.py`` at bd02afb526).
+"""aiter's MXFP4 quantizer kernels (``aiter/ops/triton/_triton_kernels/quant/quant.py``
+at f3be04a12a0c = bd02afb526).
 
 Written from aiter's semantics (research/aiter_semantics.md sections 1.1-1.3) the way aiter writes them:
 the same arguments and constexprs, ``.to(tl.float32)`` on the loaded tile, Python ``not`` on masks, the

@@ -9,6 +9,7 @@ triton_interpreter.activate()  # before Triton is imported: it fixes interpreted
 import torch  # noqa: E402
 import triton  # noqa: E402
 
+from ..... import _emulation  # noqa: E402
 from ... import _vectorized  # noqa: E402
 from ..._triton_kernels.gemm.basic.gemm_a16wfp4 import get_splitk as _search_splitk  # noqa: E402
 from ..._triton_kernels.gemm.basic.gemm_afp4wfp4 import (  # noqa: E402
@@ -44,25 +45,26 @@ def _fit_splits(config: dict, K: int, search_splits: bool = True) -> None:
         config["NUM_KSPLIT"] = 1
 
 
-def _scales_past_k(scales: torch.Tensor, K: int, config: dict) -> torch.Tensor:
-    """``scales`` [rows, K/32], or a copy padded with zero groups to what the kernel reads.
+def _k_reads(K: int, config: dict) -> tuple:
+    """(scale groups, K bytes) the kernels read per row, tails included: each split reads whole
+    BLOCK_SIZE_K chunks from its start, so the last split's last chunk may end past K."""
+    splits = triton.cdiv(K, config["SPLITK_BLOCK_SIZE"] // 2)
+    num_k_iter = triton.cdiv(config["SPLITK_BLOCK_SIZE"] // 2, config["BLOCK_SIZE_K"] // 2)
+    elements = (splits - 1) * config["SPLITK_BLOCK_SIZE"] + num_k_iter * config["BLOCK_SIZE_K"]
+    return elements // 32, elements // 2
+
+
+def _scales_past_k(scales: torch.Tensor, rows: int, K: int, config: dict) -> torch.Tensor:
+    """``scales`` [rows, K/32] as the kernel reads it through its strides (``_emulation.padded_for_reads``).
 
     aiter's kernels load scale groups unmasked. With K (bytes) not a multiple of BLOCK_SIZE_K // 2 the
     last iteration of the last split reads groups past K/16: past the tensor's end for the column-major
     x_scales, into the next row (past the end for the last row) for w_scales. The data there is masked
     to 0, so on a GPU the product is right unless the bytes read are 0xFF (E8M0 NaN: 0 x NaN = NaN).
-    The interpreter reads host memory there, which made results right or NaN at random; the emulation
-    gives those reads zeros, the benign outcome, deterministically. (The kernel reads the copy through
-    its strides, so the copy's memory order does not matter.)"""
-    splits = triton.cdiv(K, config["SPLITK_BLOCK_SIZE"] // 2)
-    per_iter = config["BLOCK_SIZE_K"] // 32
-    num_k_iter = triton.cdiv(config["SPLITK_BLOCK_SIZE"] // 2, config["BLOCK_SIZE_K"] // 2)
-    read = (splits - 1) * (config["SPLITK_BLOCK_SIZE"] // 32) + num_k_iter * per_iter
-    if read <= scales.shape[1]:
-        return scales
-    padded = torch.zeros((scales.shape[0], read), dtype=scales.dtype, device=scales.device)
-    padded[:, :scales.shape[1]] = scales
-    return padded
+    Inside the tensor's memory the kernel reads it as aiter's does (the next row's bytes); past its end
+    it reads zeros, the benign outcome, where the interpreter would read host memory at random."""
+    groups, _ = _k_reads(K, config)
+    return _emulation.padded_for_reads(scales, (rows - 1) * scales.stride(0) + (groups - 1) * scales.stride(1))
 
 
 def _gemm_grid(M: int, N: int, config: dict):
@@ -106,7 +108,7 @@ def gemm_afp4wfp4(
 ) -> torch.Tensor:
     """Y = X @ W^T for MXFP4 x [M, K/2] with scales [M, K/32] and w [N, K/2] with scales [N, K/32] (all
     unshuffled uint8). Returns y [M, N], or the fp32 partials [NUM_KSPLIT, M, N] when skip_reduce splits."""
-    if _vectorized.serves(x, w, x_scales, w_scales, y) and not skip_reduce:
+    if _vectorized.serves(x, w, x_scales, w_scales, y) and not skip_reduce and _vectorized.covers(x, w.shape[1]):
         return _vectorized.gemm_afp4wfp4(x, w, x_scales, w_scales, dtype, y)
     M, K = x.shape
     N, K = w.shape
@@ -115,7 +117,7 @@ def gemm_afp4wfp4(
     _fit_splits(config, K)
     config["BLOCK_SIZE_K"] = max(config["BLOCK_SIZE_K"], 128)
     y, y_pp, out, return_y_pp = _outputs(config, M, N, K, y, dtype, x.device, skip_reduce, _USE_GEMM_SPLITK_BF16)
-    x_scales, w_scales = _scales_past_k(x_scales, K, config), _scales_past_k(w_scales, K, config)
+    x_scales, w_scales = _scales_past_k(x_scales, M, K, config), _scales_past_k(w_scales, N, K, config)
     _gemm_afp4wfp4_kernel[_gemm_grid(M, N, config)](
         x, w, out, x_scales, w_scales, M, N, K, *x.stride(), *w.stride(),
         0 if y_pp is None else y_pp.stride(0), out.stride(-2), out.stride(-1),

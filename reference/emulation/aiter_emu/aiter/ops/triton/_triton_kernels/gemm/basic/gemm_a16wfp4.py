@@ -1,5 +1,5 @@
 """aiter's bf16-activation x MXFP4-weight GEMM kernels (``aiter/ops/triton/_triton_kernels/gemm/basic/
-gemm_a16wfp4.py`` at bd02afb526; aiter_semantics.md sections 4.2-4.3).
+gemm_a16wfp4.py`` at f3be04a12a0c = bd02afb526; aiter_semantics.md sections 4.2-4.3).
 
 Written from aiter's semantics the way aiter writes them: argument names and order, constexprs and
 heuristics (submissions launch these kernels directly and override ``.values["EVEN_K"]`` and the like),

@@ -1,5 +1,5 @@
 """aiter's MXFP4 x MXFP4 GEMM kernel and the split-K reduce kernel (``aiter/ops/triton/_triton_kernels/
-gemm/basic/gemm_afp4wfp4.py`` at bd02afb526; aiter_semantics.md section 4.4).
+gemm/basic/gemm_afp4wfp4.py`` at f3be04a12a0c = bd02afb526; aiter_semantics.md section 4.4).
 
 Written from aiter's semantics the way aiter writes them: names, argument order, constexprs and heuristics
 (submissions launch ``_gemm_afp4wfp4_reduce_kernel`` directly), the XCD program remapping, the reduce's
