@@ -10,10 +10,12 @@ import os
 from dataclasses import dataclass
 
 
-from reference.emulation import triton_interpreter
+from reference.emulation import amd_launch_options, triton_interpreter
 
 # the interpreter where no GPU is visible, patched to compute what compiled Triton computes
 triton_interpreter.activate()
+# on NVIDIA, AMD-only launch options (waves_per_eu, ...) are dropped with a note instead of a KeyError
+amd_launch_options.install()
 
 
 @dataclass(frozen=True)
