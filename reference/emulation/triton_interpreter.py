@@ -84,11 +84,15 @@ STOCK_ENV = "MXFP4_FUZZ_STOCK_TRITON"  # =1: leave the interpreter as Triton shi
 
 
 def activate() -> bool:
-    """``select_mode()``, then the patches where Triton interprets (unless $MXFP4_FUZZ_STOCK_TRITON=1);
-    idempotent. Returns whether Triton interprets."""
+    """``select_mode()``, then the patches where Triton interprets, and gfx950's float -> integer conversions
+    on every tier but AMD's own (``gfx950_casts``), unless $MXFP4_FUZZ_STOCK_TRITON=1; idempotent. Returns whether Triton interprets."""
     interpreting = select_mode()
     if interpreting and os.environ.get(STOCK_ENV) != "1":
         install()
+    if os.environ.get(STOCK_ENV) != "1":  # float -> int conversions as gfx950 converts (cpu and nvidia tiers)
+        from reference.emulation import gfx950_casts
+
+        gfx950_casts.install()
     return interpreting
 
 
