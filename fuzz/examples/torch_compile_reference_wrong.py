@@ -1,0 +1,23 @@
+#!POPCORN leaderboard amd-mxfp4-mm
+#!POPCORN gpu MI355X
+"""Example submission, wrong twin of torch_compile_reference: the compiled function drops the last
+32-element group of K from both operands, so every output misses those terms. The runner fails it."""
+import torch
+
+from correct_reference_style import decode, dequantize_weights, quantize_activations
+from task import input_t, output_t
+
+
+def gemm_without_last_group(A: torch.Tensor, b_values: torch.Tensor) -> torch.Tensor:
+    codes, exponents = quantize_activations(A)
+    return (decode(codes, exponents)[:, :-32] @ b_values[:, :-32].T).to(torch.bfloat16)
+
+
+compiled_gemm = torch.compile(gemm_without_last_group, dynamic=False)
+
+
+def custom_kernel(data: input_t) -> output_t:
+    A, _, B_q, _, B_scale_sh = data
+    out = torch.empty((A.shape[0], B_q.shape[0]), dtype=torch.bfloat16, device="cuda")
+    out.copy_(compiled_gemm(A, dequantize_weights(B_q, B_scale_sh)))
+    return out
