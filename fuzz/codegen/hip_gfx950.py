@@ -386,6 +386,7 @@ REMARK = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): remark:\s+(?P<k
                     r"(?:\s+\[-Rpass-analysis=kernel-resource-usage\])?$")
 ERROR = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
 DRIVER_ERROR = re.compile(r"^\S*(?:clang|hipcc|amdclang)\S*: error: (?P<message>.*)$")
+LINK_ERROR = re.compile(r"^\S*(?:ld\.lld|lld)\S*: error: (?P<message>.*)$")  # the device link's own words
 REMARK_FIELDS = {"TotalSGPRs": "sgpr", "VGPRs": "vgpr", "AGPRs": "agpr", "ScratchSize [bytes/lane]": "scratch",
                  "Dynamic Stack": "dynamic_stack", "Occupancy [waves/SIMD]": "occupancy", "SGPRs Spill": "sgpr_spill",
                  "VGPRs Spill": "vgpr_spill", "LDS Size [bytes/block]": "lds"}
@@ -448,6 +449,10 @@ def parse_errors(output: str, source: Source | None = None) -> list:
             own = source is not None and os.path.basename(file) == source.name
             errors.append(Diagnostic(file, at, int(found.group("col")), found.group("message"),
                                      source.origin if own else "", source.origin_line(at) if own else None))
+            continue
+        found = LINK_ERROR.match(line)
+        if found:
+            errors.append(Diagnostic(None, None, None, f"device link (lld): {found.group('message')}"))
             continue
         found = DRIVER_ERROR.match(line)
         if found:

@@ -18,9 +18,12 @@ Line numbers: an error or a kernel in text that came from a Python string is map
 hipify rewrite and the implicit headers to the string's lines, and those are found in the submission
 file (``hip_gfx950.line_map``), so the verdict names the file's own line.
 
-Judgement: a compile error fails; a kernel that spills registers or uses scratch is a finding, reported
-(REPORTED, not failed) unless ``--strict-resources``; otherwise the verdict passes with every kernel's
-figures. A source that needs a ROCm-PyTorch header this machine lacks is reported as not checkable. The
+Judgement: a compile error fails, unless it is our toolchain's (``build_toolchain_limit``: a HIP header
+ROCm 7.1 has and the packaged HIP 5.2 lacks, listed in ``hip_compat/rocm71/hip_headers.txt``; a name
+ROCm 7.1's headers or clang for gfx950 declare; a device-link failure other than an undefined symbol of
+the file's own): then the verdict is NOT RUN naming what is missing; a kernel that spills registers or
+uses scratch is a finding, reported (REPORTED, not failed) unless ``--strict-resources``; otherwise the
+verdict passes with every kernel's figures. A source that needs a ROCm-PyTorch header this machine lacks is reported as not checkable. The
 summary also says which path served the calls here (the fallback: Triton kernels, aiter calls, or plain
 PyTorch), read from the call's path trace. What it cannot say: whether the HIP path computes the right
 numbers on an MI355X (it never runs here), or how fast it is.
@@ -29,10 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import io
 import json
 import os
+import re
 import sysconfig
 import tempfile
 from pathlib import Path
@@ -159,8 +164,12 @@ def plan(attempt: dict, submission: str) -> list:
     """The builds the runner would make for one recorded attempt (``no_rocm.Attempt.to_json()``)."""
     api, name, options = attempt["api"], attempt.get("name") or "extension", attempt.get("options") or {}
     where = attempt.get("where", "?")
+    if api == "ctypes":  # a ROCm library loaded (HIPRTC, hipBLASLt, ...): no sources recorded
+        return []
     if api == "load_inline":
         text = attempt["sources"].get(f"{name}.cu", "")
+        if not text.strip():  # a C++ (host) extension built against ROCm: no device code
+            return []
         label = f"load_inline({name!r}) at line {where.rsplit(':', 1)[-1]}"
         implicit = not options.get("no_implicit_headers", False)
         shift = len(IMPLICIT_HEADERS) if implicit else 0
@@ -202,6 +211,66 @@ def distinct(attempts: list) -> list:
 # The verdict
 
 
+ROCM71_HEADERS_FILE = hip_gfx950.COMPAT_DIR / "rocm71" / "hip_headers.txt"
+TOOLCHAIN = "our HIP toolchain (HIP 5.2 headers, clang-22)"
+# Names ROCm 7.1's HIP headers (amd_hip_bf16.h, amd_hip_fp8.h/fp4/fp6, the OCP types, the MX helpers)
+# or clang's gfx950 builtins declare, which the packaged HIP 5.2 headers do not.
+ROCM71_NAMES = re.compile(r"^(__hip_|__amd_|__builtin_amdgcn_|__hipext_|__ocml_|__ockl_|hip_bf16|"
+                          r"__float2bfloat16|__bfloat162float|__float22bfloat162|__bfloat1622float2|__bfloat162|"
+                          r"__floats2bfloat162|__low2bfloat16|__high2bfloat16|__hadd2|__hmul2|__hfma2|__nv_bfloat16)")
+DEVICE_LIBRARY_SYMBOLS = re.compile(r"^(__ocml_|__ockl_|__oclc_|__llvm_|__asan_|__hip_|__amdgcn_|__builtin_)")
+
+
+@functools.lru_cache(maxsize=1)
+def rocm71_headers() -> frozenset:
+    """The HIP headers ROCm 7.1 installs (``hip/...``), from hip_compat/rocm71/hip_headers.txt."""
+    lines = ROCM71_HEADERS_FILE.read_text().splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def toolchain_limit(error: hip_gfx950.Diagnostic) -> str | None:
+    """Why one compiler error is our toolchain's, not the file's (the runner's ROCm 7.1 would not report
+    it), or None: a HIP header ROCm 7.1 has and our include paths lack, a name ROCm 7.1's headers or clang
+    for gfx950 declare, or a device-link failure that is not an undefined symbol of the file's own."""
+    message = error.message
+    found = re.search(r"'([^']+)' file not found", message)
+    if found:
+        header = found.group(1)
+        if header in rocm71_headers():
+            return f"{TOOLCHAIN} lacks {header}; the runner's ROCm 7.1 has it"
+        return None
+    found = re.search(r"(?:use of undeclared identifier|unknown type name|no member named) '([^']+)'", message)
+    if found:
+        name = found.group(1)
+        if ROCM71_NAMES.match(name):
+            return f"{TOOLCHAIN} does not declare {name}; the runner's ROCm 7.1 headers / clang for gfx950 do"
+        return None
+    if message.startswith("device link (lld): "):
+        found = re.search(r"undefined (?:hidden )?symbol: (\S+)", message)
+        if found and not DEVICE_LIBRARY_SYMBOLS.match(found.group(1)):
+            return None  # a device function of the file's own that no translation unit defines: fails there too
+        what = found.group(1) if found else message.removeprefix("device link (lld): ")
+        return (f"{TOOLCHAIN} could not link the device code ({what}: ROCm 5.2 device libraries); "
+                "the runner's ROCm 7.1 links it")
+    if "amdgcn-link command failed" in message:
+        return f"{TOOLCHAIN}'s device link failed ({message.split(' (use -v')[0]}); the runner's ROCm 7.1 links it"
+    return None
+
+
+def build_toolchain_limit(result: hip_gfx950.BuildResult) -> str | None:
+    """The reason a failed build says nothing about the runner: its first error is our toolchain's (an
+    error after it may be its consequence; one before it is the file's), or None."""
+    reasons = []
+    for error in result.errors:
+        reason = toolchain_limit(error)
+        if reason is None:
+            if error.message.startswith("device link (lld): ") or not reasons:
+                return None  # the file's own error (a link error of its own fails there too)
+            break  # after our toolchain's error: maybe its consequence
+        reasons.append(reason)
+    return "; ".join(dict.fromkeys(reasons)) if reasons else None
+
+
 def missing_rocm_torch_header(result: hip_gfx950.BuildResult) -> str | None:
     """The ROCm-only header a failed build could not find, if that is why it failed."""
     for error in result.errors:
@@ -224,12 +293,17 @@ def served_by(record: dict) -> str:
 def judge(ctx, built: list, served: str, program, strict: bool = False):
     """The Outcome for these builds: a compile error fails; a spill or scratch is reported (fails with
     ``strict``); a build needing a ROCm-PyTorch header absent here is reported as not checkable."""
-    lines, failed, findings, unchecked = [], [], [], []
+    lines, failed, findings, unchecked, limited = [], [], [], [], []
     for p, result in built:
         missing = None if result.ok else missing_rocm_torch_header(result)
+        ours = None if result.ok or missing else build_toolchain_limit(result)
         if missing:
             unchecked.append(f"{p.label}: not checkable here, it needs {missing} from ROCm PyTorch")
             lines.append(unchecked[-1])
+        elif ours:
+            limited.append(f"{p.label}: {ours}")
+            lines.append(f"{p.label} not built here: {ours}")
+            lines += [f"  compiler {e.describe()}" for e in result.errors[:5]]
         elif not result.ok:
             failed.append(f"{p.label} does not build for gfx950: {result.errors[0].describe()}")
             lines += [f"{p.label} does not build for gfx950 ({p.source.note})"]
@@ -243,6 +317,8 @@ def judge(ctx, built: list, served: str, program, strict: bool = False):
     lines.append(f"on this machine the build raised (no ROCm) and the calls were served by {served}")
     if failed:
         return ctx.outcome(VERDICT, "fail", "; ".join(failed), program, PROBE_CASE, lines)
+    if limited:  # what our toolchain cannot build says nothing about the runner
+        return ctx.outcome(VERDICT, "not_run", "\n".join(["; ".join(limited)] + lines), program)
     if findings:
         summary = f"builds for gfx950, with findings: {'; '.join(findings)}"
         if strict:
@@ -277,6 +353,13 @@ def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
         return None, f"the file builds HIP at runtime, but no compiler here builds it for gfx950: {reason}", []
     planned = [p for a in attempts for p in plan(a, ctx.runner.path)]
     if not planned:
+        loaded = sorted({a.get("name", "") for a in attempts if a.get("api") == "ctypes"})
+        host = sorted({a.get("name", "") for a in attempts if a.get("api") != "ctypes"})
+        if loaded or host:
+            what = ([f"loads ROCm libraries through ctypes ({', '.join(loaded)}): what it compiles (HIPRTC) or "
+                     "calls there is not recorded"] if loaded else [])
+            what += [f"builds C++ (host) extensions against ROCm ({', '.join(host)}): no device code"] if host else []
+            return None, f"the file {'; and '.join(what)}; nothing to build for gfx950", []
         return None, "the recorded builds have no GPU sources", []
     built = [(p, hip_gfx950.build(p.source, flags=p.flags, include_dirs=p.include_dirs, key_extra=p.key_extra))
              for p in planned]

@@ -17,11 +17,15 @@ as with the real allocator.
 from __future__ import annotations
 
 import argparse
+import ast
 import faulthandler
+import functools
 import gc
 import importlib.util
 import json
+import linecache
 import os
+import re
 import sys
 import threading
 import time
@@ -56,7 +60,10 @@ class LoadError(Exception):
 
 def describe_exception(error: BaseException, path: str) -> dict:
     """Type, message, the innermost frame inside the submission file and the last three frames: enough
-    to act on, without the traceback soup of torch/triton internals."""
+    to act on, without the traceback soup of torch/triton internals. ``chain`` is the provenance
+    ``checks.tier_limit`` judges: the exception and those it was raised from or while handling
+    (``__cause__`` / ``__context__``, outermost first), each with its type's MRO and its frames from the
+    raise site outward (``provenance_frames``)."""
     frames = traceback.extract_tb(error.__traceback__)
     own = [f for f in frames if os.path.abspath(f.filename) == path]
     if isinstance(error, SyntaxError) and error.filename and os.path.abspath(error.filename) == path:
@@ -73,7 +80,95 @@ def describe_exception(error: BaseException, path: str) -> dict:
         "where": where,
         "frames": tail,
         "device_fault": any(word in message for word in DEVICE_FAULT_WORDS),
+        "chain": exception_chain(error, path),
     }
+
+
+# -- provenance: where an exception was raised, and by whom ------------------------------------------
+
+CHAIN_LIMIT = 8  # exceptions of a chain recorded
+FRAME_LIMIT = 24  # frames per exception, from the raise site outward (runs of library frames count once)
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STAND_IN_ROOT = os.path.join(REPO_ROOT, "reference") + os.sep  # the emulations and the oracle they use
+FORWARD_MARKER = "# forwards"  # a stand-in line that only hands the call on to the real API
+FORWARD_CALL = re.compile(r"(?:^return\s+|=\s*|^)(?:self\.)?_?(?:stock|original)\w*\(")  # ... or calls the original
+
+
+def exception_chain(error: BaseException, path: str) -> list:
+    """[{type, mro, message, frames}] for ``error`` and each exception it was raised from or while
+    handling, outermost first (a suppressed context is left out, as Python's traceback does)."""
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen and len(chain) < CHAIN_LIMIT:
+        seen.add(id(error))
+        chain.append({"type": type(error).__name__, "mro": [c.__name__ for c in type(error).__mro__[:-1]],
+                      "message": str(error)[:300], "frames": provenance_frames(error.__traceback__, path)})
+        error = error.__cause__ if error.__cause__ is not None else (
+            None if error.__suppress_context__ else error.__context__)
+    return chain
+
+
+def frame_kind(filename: str, path: str) -> str:
+    """own (the submission or a module beside it), stand_in (reference/: our emulations and the oracle
+    code they call), interpreter (Triton's interpreter), frontend (triton.language: the semantics the
+    compiler applies too) or library (everything else: torch, numpy, the standard library, aiter)."""
+    full = os.path.abspath(filename)
+    if full == path or os.path.dirname(full) == os.path.dirname(path):
+        return "own"
+    if full.startswith(STAND_IN_ROOT):
+        return "stand_in"
+    normal = full.replace(os.sep, "/")
+    if normal.endswith("/triton/runtime/interpreter.py"):
+        return "interpreter"
+    if "/triton/language/" in normal:
+        return "frontend"
+    return "library"
+
+
+@functools.lru_cache(maxsize=256)
+def _statements(filename: str) -> tuple:
+    """((first line, last line, kind), ...) of the file's raise and assert statements."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise):
+            found.append((node.lineno, node.end_lineno, "raise_from" if node.cause is not None else "raise"))
+        elif isinstance(node, ast.Assert):
+            found.append((node.lineno, node.end_lineno, "assert"))
+    return tuple(found)
+
+
+def statement_kind(filename: str, line: int, code: str) -> str:
+    """What the statement at ``line`` is: raise, raise_from (wraps another exception), assert, forward (a
+    stand-in handing the call to the real API) or other."""
+    if FORWARD_MARKER in code or FORWARD_CALL.search(code.strip()):
+        return "forward"
+    for first, last, kind in _statements(filename):
+        if first <= line <= (last or first):
+            return kind
+    return "other"
+
+
+def provenance_frames(tb, path: str) -> list:
+    """The frames of a traceback from the raise site outward, up to the submission's innermost frame:
+    {kind, file, line, function, code, statement}; a run of library frames is one entry (its innermost)."""
+    frames = list(reversed(traceback.extract_tb(tb)))
+    kept = []
+    for f in frames:
+        kind = frame_kind(f.filename, path)
+        if kind == "library" and kept and kept[-1]["kind"] == "library":
+            kept[-1]["count"] += 1
+            kept[-1]["entry"] = f"{f.name} ({f.filename})"  # the run's outermost: the API called
+            continue
+        code = (f.line or "").strip()
+        kept.append({"kind": kind, "file": f.filename, "line": f.lineno, "function": f.name, "code": code[:200],
+                     "statement": statement_kind(f.filename, f.lineno, code) if kind != "library" else "other",
+                     "count": 1, **({"entry": f"{f.name} ({f.filename})"} if kind == "library" else {})})
+        if kind == "own" or len(kept) >= FRAME_LIMIT:
+            break
+    return kept
 
 
 def prepare_imports(path: str, task_fallback: str) -> None:
@@ -339,6 +434,11 @@ def interpreter_state_after_call() -> dict:
         state["shims"] = triton_interpreter.shims_used()
     if cuda_on_cpu.installed():
         state["device_emulated"] = True
+    from reference.emulation import amd_launch_options
+
+    if amd_launch_options.dropped():  # the nvidia tier: AMD-only launch options the file passed, dropped
+        state["shims"] = {**state.get("shims", {}), **{
+            f"dropped_{d['option']}": amd_launch_options.note(d) for d in amd_launch_options.dropped()}}
     return state
 
 

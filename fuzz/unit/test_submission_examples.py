@@ -59,8 +59,9 @@ EXPECTED_FAILURES = {
 RUNNER_OPTIONS = {"per_group_quant_slow.py": dict(timeout=5, hard_cap=600)}
 
 
-def run_plan(ctx, m: int = 2) -> dict:
-    """Every verdict once, on explicit small cases with first dimension ``m``; -> verdict -> Outcome."""
+def run_plan(ctx, m: int = 2, only=None) -> dict:
+    """Every verdict (or those named in ``only``) once, on explicit small cases with first dimension ``m``;
+    -> verdict -> Outcome."""
     k_tail = 320  # K % 256 != 0
     plan = {
         "official": lambda: checks.check_official(ctx),
@@ -76,7 +77,7 @@ def run_plan(ctx, m: int = 2) -> dict:
         "stale_new_shape": lambda: checks.check_stale_new_shape(ctx, Case(m, 64, 128, seed=10), m + 1),
         "stale_recheck": lambda: checks.check_stale_recheck(ctx, Case(m, 64, 128, seed=11)),
     }
-    return {name: check() for name, check in plan.items()}
+    return {name: check() for name, check in plan.items() if only is None or name in only}
 
 
 def table_for(name: str) -> dict:

@@ -98,7 +98,7 @@ class _CudaIsCpu(TorchFunctionMode):
             args = tuple(_map_device(a) for a in args)
         if func is torch.Tensor.is_pinned:
             return True
-        return func(*args, **kwargs)
+        return func(*args, **kwargs)  # forwards: the real op, on the CPU
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = func(*args, **kwargs)  # forwards: the real op, recorded
         if not self.graph._in_launch:
             self.graph._ops.append(("aten", func, args, kwargs, out))
         return out
@@ -371,7 +371,7 @@ def _hook_triton_launches(undo) -> None:
 
     def run(self, *args, grid, warmup, **kwargs):
         with launching():
-            result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            result = original(self, *args, grid=grid, warmup=warmup, **kwargs)  # forwards
         if not warmup:
             record_launch(lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
         return result
@@ -400,7 +400,7 @@ def install() -> bool:
     context_init = _device.DeviceContext.__init__
 
     def device_context_init(self, device):
-        context_init(self, _map_device(device) if not isinstance(device, int) else "cpu")
+        context_init(self, _map_device(device) if not isinstance(device, int) else "cpu")  # forwards
 
     undo.append((_device.DeviceContext, "__init__", context_init))
     _device.DeviceContext.__init__ = device_context_init

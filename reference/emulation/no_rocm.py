@@ -10,24 +10,48 @@ fails), so that the file's own fallback is what gets fuzzed.
 
 - ``load_inline`` / ``load`` with GPU sources (``cuda_sources``, ``.cu``/``.hip``/``.cuh`` files, or
   ``extra_cuda_cflags``) raise ``RocmUnavailable`` (an ``OSError``, as torch's "CUDA_HOME not set" is)
-  at once; C++-only extensions build as usual;
+  at once, and so do C++-only extensions built against ROCm (a ``#include`` of ROCm's headers, e.g.
+  ``hip/hip_runtime.h``, ``hipblaslt/hipblaslt.h``, ``hip/hiprtc.h``; ``-l`` of a ROCm library or a
+  ROCm root in ``extra_ldflags``/``extra_include_paths``); other C++-only extensions build as usual;
 - ``subprocess`` calls whose program is a HIP compiler (``hipcc``, ``amdclang++``, ``hipconfig``, or a
   clang given ``--offload-arch``/``-x hip``) raise ``FileNotFoundError`` as a missing executable does,
   even where a clang exists here (it could build for gfx950, but nothing here could run it);
+- ``ctypes`` loads of ROCm's libraries (``ctypes.CDLL``/``cdll.LoadLibrary``/``cdll.<name>`` of
+  ``libamdhip64``, ``libhiprtc``, ``librocblas``, ``libhipblaslt``, ... or anything under a ROCm root)
+  raise ``RocmUnavailable`` with the loader's own words ("cannot open shared object file"), an
+  ``OSError`` as the missing library's is, so a file's ``except OSError`` fallback runs; a real load
+  never happens here, even where Debian's ``libamdhip64`` is installed (nothing here can run HIP).
+  ``ctypes.util.find_library`` of a ROCm library answers the name the runner's loader finds
+  (``libamdhip64.so``), so the file goes on to load it and meets the same ``RocmUnavailable``;
 - every attempt is recorded (``attempts()``: API, where in the file, the sources and the build options)
   so the report can say the file's HIP path did not run here and which path served instead, and so that
   ``fuzz.submission.hip_builds`` can build the same sources for gfx950 (``Attempt.to_json()``).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 
 GPU_SOURCE_SUFFIXES = (".cu", ".cuh", ".hip")
-RECORDED_OPTIONS = ("extra_cflags", "extra_cuda_cflags", "extra_include_paths", "no_implicit_headers")
+RECORDED_OPTIONS = ("extra_cflags", "extra_cuda_cflags", "extra_include_paths", "extra_ldflags", "no_implicit_headers")
 HIP_COMPILERS = ("hipcc", "amdclang", "amdclang++", "hipconfig", "hipcc.pl", "hipcc.bin")
+# ROCm's shared libraries (ROCm 7.1's lib/): the HIP runtime, HIPRTC, the math and communication
+# libraries, the HSA runtime and code-object manager, SMI and tracing.
+ROCM_LIBRARIES = re.compile(
+    r"^lib(amdhip64|hiprtc|hiprtc-builtins|hsa-runtime64|amd_comgr|rocblas|hipblas|hipblaslt|hipblas-common|"
+    r"rocsolver|hipsolver|rocsparse|hipsparse|hipsparselt|rocfft|hipfft|rocrand|hiprand|MIOpen|rccl|"
+    r"rocm_smi64|amd_smi|roctx64|roctracer64|rocprofiler(-sdk)?|rocprofiler64|hipdnn|composable_kernel)"
+    r"(\.so[.0-9]*|-[0-9.]+\.so[.0-9]*)?$")
+ROCM_ROOTS = ("/opt/rocm",)
+ROCM_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:hip/|hipblaslt/|hipblas|rocblas|hiprtc|rocrand/|hiprand/|'
+                          r'rocprim/|hipcub/|rocwmma/|ck/|ck_tile/|miopen/|rccl/|hipfft/|rocfft/|hipsparse|rocsparse|'
+                          r'hipsolver|rocsolver|hsa/|amd_comgr/|rocm_smi/|roctracer/|rocprofiler)[^>"]*)[>"]',
+                          re.MULTILINE)
 
 
 class RocmUnavailable(OSError):
@@ -36,7 +60,7 @@ class RocmUnavailable(OSError):
 
 @dataclass
 class Attempt:
-    api: str  # "load_inline", "load", "subprocess"
+    api: str  # "load_inline", "load", "subprocess", "ctypes" (a ROCm library loaded: nothing to build)
     where: str  # "file:line" of the call in the submission (first frame outside torch/subprocess)
     name: str = ""
     sources: dict = field(default_factory=dict)  # file name -> text (what a gfx950 build check compiles)
@@ -70,7 +94,7 @@ def _caller() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
-        if not any(part in path for part in ("/torch/", "/subprocess.py", __file__)):
+        if not any(part in path for part in ("/torch/", "/subprocess.py", "/ctypes/", __file__)):
             return f"{path}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
@@ -107,6 +131,48 @@ def _is_hip_command(args) -> bool:
     return program.startswith(("clang", "clang++")) and ("--offload-arch" in text or "-x hip" in text)
 
 
+def rocm_library(name) -> str | None:
+    """The ROCm library ``name`` (a ``CDLL`` argument: a bare name or a path) loads, or None."""
+    if name is None or not isinstance(name, (str, bytes, os.PathLike)):
+        return None
+    text = os.fsdecode(name)
+    roots = _rocm_roots()
+    base = os.path.basename(text)
+    under_root = os.path.isabs(text) and text.startswith(tuple(r.rstrip("/") + "/" for r in roots))
+    if ROCM_LIBRARIES.match(base) or under_root:
+        return base
+    return None
+
+
+def _rocm_roots() -> tuple:
+    return ROCM_ROOTS + tuple(r for r in (os.environ.get("ROCM_PATH"), os.environ.get("ROCM_HOME")) if r)
+
+
+def rocm_uses(texts, kwargs: dict) -> list:
+    """What of ROCm a C++ extension build needs (its includes, libraries, ROCm directories), or []."""
+    found = [m.group(1) for t in texts for m in ROCM_INCLUDE.finditer(t)]
+    for flag in _as_list(kwargs.get("extra_ldflags")):
+        flag = str(flag)
+        if flag.startswith("-l") and rocm_library(f"lib{flag[2:]}.so"):
+            found.append(flag)
+        elif flag.startswith(("-L", "-Wl,-rpath")) and any(r in flag for r in _rocm_roots()):
+            found.append(flag)
+        elif os.path.isabs(flag) and rocm_library(flag):
+            found.append(flag)
+    found += [str(d) for d in _as_list(kwargs.get("extra_include_paths")) if str(d).startswith(_rocm_roots())]
+    return list(dict.fromkeys(found))
+
+
+def _refuse_library(name, api: str) -> None:
+    library = rocm_library(name)
+    if library is None:
+        return
+    text = os.fsdecode(name)
+    _state["attempts"].append(Attempt("ctypes", _caller(), name=library, command=[api, text]))
+    raise RocmUnavailable(f"{text}: cannot open shared object file: No such file or directory (no ROCm on this "
+                          f"machine: CPU tier; {library} is ROCm's, the runner loads it)")
+
+
 def install() -> bool:
     """Idempotent; True once active."""
     if _state["installed"]:
@@ -123,7 +189,13 @@ def install() -> bool:
             _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
             raise RocmUnavailable(f"load_inline({name!r}) builds HIP/CUDA sources: no ROCm on this machine "
                                   "(CPU tier); on the runner hipcc builds it")
-        return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)
+        uses = rocm_uses(_as_list(cpp_sources), kwargs)
+        if uses:
+            sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources))}
+            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
+            raise RocmUnavailable(f"load_inline({name!r}) builds a C++ extension against ROCm ({', '.join(uses[:4])}): "
+                                  "no ROCm on this machine (CPU tier); on the runner it builds")
+        return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)  # forwards
 
     def load(name, sources, *args, **kwargs):
         files = _as_list(sources)
@@ -132,7 +204,14 @@ def install() -> bool:
             _state["attempts"].append(Attempt("load", _caller(), name, {n: _read(p) for n, p in paths.items()},
                                               options={**_options(kwargs), "paths": paths}))
             raise RocmUnavailable(f"load({name!r}) builds HIP/CUDA sources: no ROCm on this machine (CPU tier)")
-        return stock_load(name, sources, *args, **kwargs)
+        uses = rocm_uses([_read(str(s)) for s in files], kwargs)
+        if uses:
+            paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
+            _state["attempts"].append(Attempt("load", _caller(), name, {n: _read(p) for n, p in paths.items()},
+                                              options={**_options(kwargs), "paths": paths}))
+            raise RocmUnavailable(f"load({name!r}) builds a C++ extension against ROCm ({', '.join(uses[:4])}): "
+                                  "no ROCm on this machine (CPU tier)")
+        return stock_load(name, sources, *args, **kwargs)  # forwards
 
     undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]
     cpp_extension.load_inline, cpp_extension.load = load_inline, load
@@ -149,10 +228,24 @@ def install() -> bool:
                                               options={"paths": paths}))
             raise FileNotFoundError(2, "No such file or directory (no ROCm on this machine: CPU tier)",
                                     os.path.basename(argv[0]))
-        stock_init(self, args, *rest, **kwargs)
+        stock_init(self, args, *rest, **kwargs)  # forwards
 
     undo.append((subprocess.Popen, "__init__", stock_init))
     subprocess.Popen.__init__ = popen_init
+
+    stock_cdll_init, stock_find = ctypes.CDLL.__init__, ctypes.util.find_library
+
+    def cdll_init(self, name, *args, **kwargs):  # CDLL, PyDLL, cdll.LoadLibrary, cdll.<name>
+        _refuse_library(name, "ctypes.CDLL")
+        stock_cdll_init(self, name, *args, **kwargs)  # forwards
+
+    def find_library(name):
+        if isinstance(name, str) and rocm_library(f"lib{name}.so"):
+            return f"lib{name}.so"  # what the runner's loader finds; loading it raises RocmUnavailable here
+        return stock_find(name)  # forwards
+
+    undo += [(ctypes.CDLL, "__init__", stock_cdll_init), (ctypes.util, "find_library", stock_find)]
+    ctypes.CDLL.__init__, ctypes.util.find_library = cdll_init, find_library
     _state["installed"] = True
     return True
 

@@ -1,0 +1,285 @@
+"""Provenance of a submission's exceptions (fuzz/submission/worker.py records it, checks.tier_limit judges
+it): FAIL only for what the file's own code (or Triton's frontend, or an API raising as the real one
+does) raised; NOT RUN for what the CPU tier cannot run: a tier-limit type anywhere in the exception's
+chain (also when a wrapper such as Dynamo's carries it), a ROCm library loaded through ctypes, or a
+stand-in (the emulated aiter, cuda_on_cpu, no_rocm, the Triton interpreter's internals, the oracle code
+the emulation calls) failing by itself."""
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+import torch
+
+from fuzz.strategies import Case
+from fuzz.submission.checks import Program, raised_by, tier_limit
+from fuzz.submission.worker import describe_exception
+from fuzz.unit.fresh_process import run_fresh
+
+SUB = "/subs/sub.py"
+INTERP = "/py/site-packages/triton/runtime/interpreter.py"
+EMU = "/repo/reference/emulation"
+
+
+def frame(kind, file, function="f", code="x = y", statement="other", line=10):
+    return {"kind": kind, "file": file, "line": line, "function": function, "code": code,
+            "statement": statement, "count": 1}
+
+
+OWN = frame("own", SUB, "custom_kernel", "return kernel[grid](a, b)")
+LIB = dict(frame("library", "/py/site-packages/torch/_ops.py"), entry="gemm (/py/site-packages/torch/_ops.py)")
+
+
+def error(*chain, where=True):
+    """A worker error dict: the outermost exception's type and message, and its chain."""
+    top = chain[0]
+    return {"type": top["type"], "message": top["message"], "frames": [], "device_fault": False,
+            "where": {"file": SUB, "line": 7, "code": "y = custom_kernel(d)"} if where else None,
+            "chain": [dict(e, mro=e.get("mro", [e["type"], "Exception", "BaseException"])) for e in chain]}
+
+
+def exc(type_, message, *frames, mro=None):
+    return {"type": type_, "message": message, "frames": list(frames), **({"mro": mro} if mro else {})}
+
+
+# -- the rule, on recorded error dicts ----------------------------------------------------------------
+
+
+def test_a_tier_limit_under_a_wrapper_is_not_run_naming_it():
+    wrapped = error(exc("BackendCompilerFailed", "backend='inductor' raised", LIB, OWN),
+                    exc("NotModelledOnCpu", "torch.cuda.get_rng_state is not modelled",
+                        frame("stand_in", f"{EMU}/cuda_on_cpu.py", "_not_modelled_lazy_init",
+                              "raise NotModelledOnCpu(f\"...\")", "raise"), LIB))
+    reason = tier_limit(wrapped)
+    assert reason and "CUDA API the CPU tier does not model" in reason
+    assert "BackendCompilerFailed <- NotModelledOnCpu" in reason and "torch.cuda.get_rng_state" in reason
+
+
+def test_a_wrapper_carrying_the_original_traceback_is_recognised():
+    """Dynamo re-raises as InternalTorchDynamoError with the original's traceback and ``from None``."""
+    carried = error(exc("InternalTorchDynamoError", "NotModelledOnCpu: torch.cuda.random.get_rng_state ...",
+                        frame("stand_in", f"{EMU}/cuda_on_cpu.py", "_not_modelled_lazy_init",
+                              "raise NotModelledOnCpu(f\"{caller} is not modelled\"", "raise"), LIB, OWN))
+    reason = tier_limit(carried)
+    assert reason and "InternalTorchDynamoError <- NotModelledOnCpu" in reason
+    assert "compile" not in reason or "inside" in reason
+
+
+def test_subclasses_of_tier_limit_types_count_by_mro():
+    sub = error(exc("HiprtcMissing", "libhiprtc.so: cannot open", OWN,
+                    mro=["HiprtcMissing", "RocmUnavailable", "OSError", "Exception", "BaseException"]))
+    assert "needs hipcc / a ROCm GPU" in tier_limit(sub)
+
+
+def test_the_interpreter_failing_inside_is_not_run_but_the_kernels_own_errors_fail():
+    inner = exc("ValueError", "unsupported semantic acq_rel",
+                frame("interpreter", INTERP, "create_atomic_rmw", "raise ValueError(f\"unsupported semantic {sem}\")",
+                      "raise"), frame("own", SUB, "_kernel", "tl.atomic_add(p, v, sem='acq_rel')"))
+    wrapper = exc("InterpreterError", "ValueError('unsupported semantic')",
+                  frame("interpreter", INTERP, "__call__", "raise InterpreterError(repr(e)) from e", "raise_from"), OWN)
+    reason = tier_limit(error(wrapper, inner))
+    assert reason and "the Triton interpreter failed" in reason and "create_atomic_rmw" in reason
+    own = exc("NameError", "name 'BLOCK' is not defined", frame("own", SUB, "_kernel", "offs = tl.arange(0, BLOCK)"))
+    assert tier_limit(error(wrapper, own)) is None
+    numpy = exc("TypeError", "ufunc 'bitwise_and' not supported", dict(LIB, file="/py/site-packages/numpy/core/x.py"),
+                frame("interpreter", INTERP, "binary_op", "return TensorHandle(op(lhs.data, rhs.data), lhs.dtype)"))
+    assert "the Triton interpreter failed" in tier_limit(error(wrapper, numpy))
+
+
+def test_the_kernels_own_device_assert_and_frontend_rejections_fail():
+    assertion = exc("AssertionError", "K % BLOCK_K == 0",
+                    frame("interpreter", INTERP, "create_assert", "assert condition, f\"{message}\"", "assert"),
+                    frame("frontend", "/py/site-packages/triton/language/core.py", "device_assert"),
+                    frame("own", SUB, "_kernel", "tl.device_assert(K % BLOCK_K == 0)"))
+    assert tier_limit(error(assertion)) is None
+    semantic = exc("ValueError", "Cannot broadcast", frame("frontend", "/py/site-packages/triton/language/semantic.py",
+                                                           "broadcast_impl_shape", "raise ValueError(...)", "raise"))
+    assert tier_limit(error(semantic)) is None
+    rejects = exc("FrontendRejects", "sub.py:9: kernel k: Triton's compiled frontend rejects it",
+                  frame("stand_in", f"{EMU}/triton_interpreter.py", "check_compiled_frontend",
+                        "raise FrontendRejects(f\"{where}: kernel {fn.__name__}: \"", "raise"), OWN)
+    assert tier_limit(error(rejects)) is None
+
+
+def test_the_emulated_aiter_raising_as_aiter_raises_fails_and_failing_by_itself_is_not_run():
+    as_aiter = exc("RuntimeError", "gemm_a4w4_asm only support BFloat16 output now!",
+                   frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/gemm_op_a4w4.py", "gemm_a4w4_asm",
+                         "raise RuntimeError(\"gemm_a4w4_asm only support BFloat16 output now!\")", "raise"), OWN)
+    assert tier_limit(error(as_aiter)) is None
+    by_itself = exc("RuntimeError", "shape '[4, 7, 32]' is invalid for input of size 100", LIB,
+                    frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/triton/_vectorized.py", "_quantize",
+                          "blocks = x.view(m, k // 32, 32)"), OWN)
+    reason = tier_limit(error(by_itself))
+    assert reason and "the emulated aiter failed" in reason and "_vectorized.py" in reason
+    oracle_check = exc("ValueError", "shuffled scales must be [multiple of 256, multiple of 8], got (128, 224)",
+                       frame("stand_in", "/repo/reference/layouts.py", "e8m0_unshuffle", "raise ValueError(f\"...\")",
+                             "raise"),
+                       frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/triton/_vectorized.py", "_weights",
+                             "scales = e8m0_unshuffle(shuffled_scales, n, k // 32)"), OWN)
+    assert "the oracle code the emulation calls failed" in tier_limit(error(oracle_check))
+    not_implemented = exc("NotImplementedError", "QuantType.per_Token Triton quantization is not emulated",
+                          frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/quant.py", "get_triton_quant",
+                                "raise NotImplementedError(f\"...\")", "raise"), OWN)
+    assert "the emulated aiter does not implement it" in tier_limit(error(not_implemented))
+
+
+def test_forwarding_lines_of_a_stand_in_are_transparent():
+    """A torch error in the file's own call passes through cuda_on_cpu's TorchFunctionMode: still the file's."""
+    own_torch = exc("RuntimeError", "mat1 and mat2 shapes cannot be multiplied",
+                    frame("stand_in", f"{EMU}/cuda_on_cpu.py", "__torch_function__",
+                          "return func(*args, **kwargs)  # forwards: the real op, on the CPU", "forward"),
+                    frame("own", SUB, "custom_kernel", "return A @ B"))
+    assert tier_limit(error(own_torch)) is None
+
+
+def test_the_files_own_errors_and_library_errors_stay_fail():
+    assert tier_limit(error(exc("NameError", "name 'x' is not defined", OWN))) is None
+    assert tier_limit(error(exc("RuntimeError", "CUDA error: illegal memory access", LIB, OWN))) is None
+    assert raised_by(exc("KeyError", "k", LIB)) is None  # library frames only: undecided
+    legacy = {"type": "ValueError", "message": "bad"}  # a record without a chain: judged by its type
+    assert tier_limit(legacy) is None
+    assert tier_limit({"type": "RocmUnavailable", "message": "x"})
+
+
+def test_a_stand_in_failure_in_the_context_makes_the_handler_path_not_run():
+    """The file's except-block ran because a stand-in failed; on the runner it may never run."""
+    handler = exc("UnboundLocalError", "local variable 'y' referenced before assignment", OWN)
+    fault = exc("TypeError", "unsupported operand", frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/shuffle.py",
+                                                          "shuffle_weight", "x = w.view(*shape) * 2"), OWN)
+    assert "the emulated aiter failed" in tier_limit(error(handler, fault))
+
+
+# -- describe_exception on real exceptions --------------------------------------------------------------
+
+
+def _module(tmp_path, body: str):
+    path = tmp_path / "own_sub.py"
+    path.write_text(textwrap.dedent(body))
+    spec = importlib.util.spec_from_file_location("own_sub_for_provenance", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, str(path)
+
+
+def test_describe_exception_records_the_chain_and_who_raised(tmp_path):
+    module, path = _module(tmp_path, """
+        import torch
+        from reference import e8m0_unshuffle
+
+        def through_the_oracle():
+            return e8m0_unshuffle(torch.zeros(3, 3, dtype=torch.uint8))
+
+        def own_wrapper():
+            try:
+                through_the_oracle()
+            except ValueError as e:
+                raise RuntimeError("my kernel failed") from e
+
+        def own_bug():
+            return torch.zeros(2, 3) @ torch.zeros(2, 3)
+    """)
+    with pytest.raises(RuntimeError) as caught:
+        module.own_wrapper()
+    described = describe_exception(caught.value, path)
+    assert [e["type"] for e in described["chain"]] == ["RuntimeError", "ValueError"]
+    top, cause = described["chain"]
+    assert top["frames"][0]["kind"] == "own" and top["frames"][0]["statement"] == "raise_from"
+    assert cause["frames"][0]["kind"] == "stand_in" and cause["frames"][0]["statement"] == "raise"
+    assert cause["frames"][0]["file"].endswith("reference/layouts.py") and cause["frames"][-1]["kind"] == "own"
+    assert "the oracle code the emulation calls failed" in tier_limit(described)
+    with pytest.raises(RuntimeError) as caught:
+        module.own_bug()
+    assert tier_limit(describe_exception(caught.value, path)) is None
+
+
+# -- end to end: the worker on a file of our own -------------------------------------------------------
+
+EXAMPLE = '''
+import ctypes
+import torch
+
+
+def _hip_or_none():  # HIPRTC through ctypes, with a fallback
+    try:
+        return ctypes.CDLL("libamdhip64.so"), ctypes.cdll.LoadLibrary("libhiprtc.so")
+    except OSError:
+        return None
+
+
+def _rng(x):
+    torch.cuda.get_rng_state()
+    return x + 1
+
+
+def custom_kernel(data):
+    A, B = data[0], data[1]
+    m = A.shape[0]
+    if m == 1:
+        assert _hip_or_none() is None
+        return (A.float() @ B.float().t()).to(torch.bfloat16)
+    if m == 2:  # no fallback
+        hip = ctypes.CDLL("libamdhip64.so")
+    if m == 3:
+        return torch.compile(_rng, backend="eager")(A)
+    return undefined_name  # the file's own bug
+'''
+
+
+def test_worker_ctypes_rocm_torch_compile_and_own_errors(tmp_path):
+    from fuzz.submission.runner import SubmissionRunner
+
+    path = tmp_path / "provenance_example.py"
+    path.write_text(EXAMPLE)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=120)
+    try:
+        program = Program()
+        for m in (1, 2, 3, 4):
+            program.build(f"d{m}", Case(m, 64, 64, seed=1))
+            program.call(f"d{m}", f"y{m}")
+        result = runner.run(program.steps)
+        assert result.kind == "ok", result.describe_death()
+        calls = {r["out"]: r for r in result.calls()}
+        if "hip_builds" not in calls["y1"]:
+            pytest.skip("a GPU tier: no_rocm is not installed")
+        assert "file" in calls["y1"] and "exception" not in calls["y1"]  # the fallback served
+        data, _ = Case(1, 64, 64, seed=1).build()
+        assert torch.equal(result.tensor(calls["y1"]), (data[0].float() @ data[1].float().t()).to(torch.bfloat16))
+    finally:
+        runner.close()
+    no_fallback = tier_limit(calls["y2"]["exception"])
+    assert no_fallback and "libamdhip64.so" in no_fallback and "needs hipcc / a ROCm GPU" in no_fallback
+    assert [b["name"] for b in calls["y2"]["hip_builds"]] == ["libamdhip64.so"]
+    compiled = tier_limit(calls["y3"]["exception"])
+    assert compiled and "NotModelledOnCpu" in compiled and "get_rng_state" in compiled
+    assert calls["y4"]["exception"]["type"] == "NameError" and tier_limit(calls["y4"]["exception"]) is None
+
+
+# -- no_rocm: ctypes and C++ extensions against ROCm ------------------------------------------------------
+
+
+def test_no_rocm_refuses_rocm_libraries_and_rocm_cpp_extensions():
+    result = run_fresh("from reference.emulation import no_rocm\nassert no_rocm.install()\n", """
+        import ctypes, ctypes.util
+        from torch.utils.cpp_extension import load_inline
+        for load in (lambda: ctypes.CDLL("libamdhip64.so"), lambda: ctypes.cdll.LoadLibrary("libhiprtc.so.7"),
+                     lambda: getattr(ctypes, "CD" + "LL")("/opt/rocm/lib/libhipblaslt.so"),
+                     lambda: ctypes.cdll.librocblas, lambda: ctypes.CDLL(ctypes.util.find_library("amdhip64"))):
+            try:
+                load()
+                print("loaded")
+            except OSError as e:
+                print(type(e).__name__, "cannot open shared object file" in str(e))
+        print(ctypes.util.find_library("amdhip64"), ctypes.CDLL(ctypes.util.find_library("c")).getpid() > 0)
+        try:
+            load_inline("blt", cpp_sources="#include <hipblaslt/hipblaslt.h>\\nvoid f() {}", functions=["f"],
+                        extra_ldflags=["-L/opt/rocm/lib", "-lhipblaslt"])
+        except OSError as e:
+            print(type(e).__name__, "hipblaslt/hipblaslt.h" in str(e), "-lhipblaslt" in str(e))
+        print([(a.api, a.name) for a in no_rocm.attempts()])
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["RocmUnavailable True"] * 5 + [
+        "libamdhip64.so True", "RocmUnavailable True True",
+        "[('ctypes', 'libamdhip64.so'), ('ctypes', 'libhiprtc.so.7'), ('ctypes', 'libhipblaslt.so'), "
+        "('ctypes', 'librocblas'), ('ctypes', 'libamdhip64.so'), ('load_inline', 'blt')]"]

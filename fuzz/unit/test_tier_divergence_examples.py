@@ -1,0 +1,66 @@
+"""Where a local tier computes differently from gfx950 (docs/tier_fidelity.md), a correct file must pass
+and its wrong twin must fail as the runner fails it: one example pair per divergence class, judged on
+the verdicts the divergence can reach (the official check, the contract calls, correctness, determinism).
+
+Each correct example uses the divergent construct (aiter's ``scale.to(tl.uint8) + 127``, a rank-0 group
+index in a mask, AMD-only launch options, scales sliced to N rows into gemm_a16wfp4_preshuffle, HIPRTC
+through ctypes, torch.compile); each twin has a bug the runner's own check catches.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from fuzz.submission import checks
+from fuzz.submission.runner import SubmissionRunner
+from fuzz.unit.test_submission_examples import EXAMPLES, TIER, run_plan
+
+pytestmark = pytest.mark.slow  # a worker per example: a self-test for the ci profile
+
+VERDICTS = ("official", "contract", "contract_beyond", "correctness", "determinism")
+CAUGHT_BY_THE_RUNNER = {"official", "correctness"}
+PAIRS = (
+    "triton_quant_uint8_scale",
+    "triton_fused_quant_shuffle",
+    "triton_waves_per_eu",
+    "aiter_preshuffle_unpadded_scales",
+    "hiprtc_ctypes_with_fallback",
+    "torch_compile_reference",
+)
+
+
+def expected(name: str) -> set:
+    return CAUGHT_BY_THE_RUNNER if name.endswith("_wrong") else set()
+
+
+def table_for(name: str) -> dict:
+    runner = SubmissionRunner(EXAMPLES / f"{name}.py", aiter="emulated", timeout=60)
+    try:
+        return run_plan(checks.Context(runner, TIER), only=VERDICTS)
+    finally:
+        runner.close()
+
+
+NAMES = [n for pair in PAIRS for n in (pair, f"{pair}_wrong")]
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict:
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(NAMES, pool.map(table_for, NAMES)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_correct_file_passes_and_its_twin_fails_where_the_runner_would(tables, name):
+    outcomes = tables[name]
+    failed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "fail"}
+    assert failed == expected(name), {v: (o.status, o.summary) for v, o in outcomes.items()}
+    passed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "pass"}
+    assert passed == set(VERDICTS) - failed, {v: (o.status, o.summary) for v, o in outcomes.items()}
+
+
+def test_the_official_check_ran_the_runners_shapes(tables):
+    for name in NAMES:
+        summary = tables[name]["official"].summary
+        assert "narrowed" not in summary, (name, summary)
