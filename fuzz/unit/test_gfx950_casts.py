@@ -40,6 +40,10 @@ def _fp32_patterns(count: int = 4096) -> np.ndarray:
 @pytest.fixture
 def cpu_tier(monkeypatch):
     """This process as the CPU tier installs it, whatever was installed before (put back after)."""
+    from kernels.platform import detect
+
+    if not detect().interpreter:  # kernels here were decorated compiled: the interpreter's ops never run
+        pytest.skip(f"about the Triton interpreter (CPU tier); this is the {detect().describe()}")
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     before = g.installed()
     g.uninstall()

@@ -30,8 +30,24 @@ PAIRS = (
 )
 
 
+# The twin's bug is in its K % 256 == 0 branch (aiter's preshuffle kernel); the correctness case (K = 320)
+# takes the gemm_a4w4 branch, which both files share.
+ONLY_OFFICIAL = {"aiter_preshuffle_unpadded_scales_wrong"}
+# On the CPU tier torch.compile needs more of CUDA than the CPU stands in for (Dynamo saves the CUDA RNG
+# state; modelling it only moves the failure to inductor looking for libcuda): NOT RUN, never FAIL.
+NOT_RUN_ON_CPU = {"torch_compile_reference", "torch_compile_reference_wrong"}
+
+
 def expected(name: str) -> set:
+    if TIER == "cpu" and name in NOT_RUN_ON_CPU:
+        return set()
+    if name in ONLY_OFFICIAL:
+        return {"official"}
     return CAUGHT_BY_THE_RUNNER if name.endswith("_wrong") else set()
+
+
+def brief(outcomes: dict) -> dict:
+    return {v: (o.status, o.summary[:160]) for v, o in outcomes.items()}
 
 
 def table_for(name: str) -> dict:
@@ -55,12 +71,18 @@ def tables() -> dict:
 def test_the_correct_file_passes_and_its_twin_fails_where_the_runner_would(tables, name):
     outcomes = tables[name]
     failed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "fail"}
-    assert failed == expected(name), {v: (o.status, o.summary) for v, o in outcomes.items()}
+    assert failed == expected(name), brief(outcomes)
+    if TIER == "cpu" and name in NOT_RUN_ON_CPU:
+        assert outcomes["official"].status == "not_run" and "NotModelledOnCpu" in outcomes["official"].summary, \
+            brief(outcomes)
+        return
     passed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "pass"}
-    assert passed == set(VERDICTS) - failed, {v: (o.status, o.summary) for v, o in outcomes.items()}
+    assert passed == set(VERDICTS) - failed, brief(outcomes)
 
 
 def test_the_official_check_ran_the_runners_shapes(tables):
     for name in NAMES:
+        if TIER == "cpu" and name in NOT_RUN_ON_CPU:
+            continue
         summary = tables[name]["official"].summary
         assert "narrowed" not in summary, (name, summary)
