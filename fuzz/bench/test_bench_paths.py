@@ -122,7 +122,7 @@ def test_gpu_run_smoke_writes_its_report(tmp_path, monkeypatch, request):
     steady = fuzzed["examples"] > fuzzed["compile_examples"]  # on a GPU a 1 s run may compile throughout
     assert set(fuzzed["steady_phase_seconds"]) == ({"build", "subject", "oracle"} if steady else set())
     assert fuzzed["value_stream"] == ("mt19937" if gpu_run.platform.detect().device == "cpu" else "counter")
-    assert 0 < fuzzed["value_draw_seconds"] and all(v >= 0 for v in fuzzed["steady_phase_seconds"].values())
+    assert fuzzed["value_draw_seconds"] >= 0 and all(v >= 0 for v in fuzzed["steady_phase_seconds"].values())
     from fuzz import strategies
 
     assert strategies.regime_values.__name__ == "regime_values"  # the timing wrapper was taken off again
