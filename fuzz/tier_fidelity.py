@@ -37,7 +37,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from reference.emulation import amd_launch_options, triton_interpreter  # noqa: E402
+from reference.emulation import amd_launch_options, gfx950_casts, triton_interpreter  # noqa: E402
 
 CHECKED = ("modelled", "same", "dropped")  # claims that the probe's values equal gfx950's
 INSTRUCTIONS_RECORDED_WITH = (3, 9)  # the Triton whose gfx950 compile gave each entry's ``instructions``
@@ -174,63 +174,16 @@ def _triton_version() -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------------
-# the gfx950 models the entries compare against (what the AOT-compiled instructions compute)
-
-CAST_INPUTS = (-5.0, -1.0, -0.5, 0.0, 1.5, 127.0, 128.0, 255.0, 256.0, 300.0, -129.0, 3e9, -3e9,
-               math.inf, -math.inf, math.nan)
-
-
-def gfx950_cvt_i32(x: float) -> int:
-    """v_cvt_i32_f32: truncate toward zero, saturate to int32, NaN -> 0 (AMD ISA)."""
-    if math.isnan(x):
-        return 0
-    if x >= 2**31:
-        return 2**31 - 1
-    if x <= -(2**31):
-        return -(2**31)
-    return int(x)
-
-
-def _gfx950_casts() -> dict:
-    """fp32 -> u8/i8/i32 on gfx950: one v_cvt_i32_f32, then the low byte for the 8-bit stores."""
-    out = {}
-    for x in CAST_INPUTS:
-        i = gfx950_cvt_i32(x)
-        out[f"{x!r}"] = [i & 0xFF, ((i & 0xFF) ^ 0x80) - 0x80, i]
-    return out
-
-
-def _casts_module():
-    try:
-        from reference.emulation import gfx950_casts
-    except ImportError:
-        return None
-    return gfx950_casts if hasattr(gfx950_casts, "probe_values") and hasattr(gfx950_casts, "GFX950_EXPECTED") else None
-
-
-# ---------------------------------------------------------------------------------------------------
 # probes: device -> {label: value}; each raises with its reason when it cannot run here
 
 
 def probe_casts() -> dict:
-    module = _casts_module()
-    if module is not None:  # the cast model's own probe (reference/emulation/gfx950_casts.py)
-        return _plain(module.probe_values(_device()))
-    x = _f32(CAST_INPUTS)
-    n = x.numel()
-    u8 = torch.zeros(n, dtype=torch.uint8, device=x.device)
-    i8 = torch.zeros(n, dtype=torch.int8, device=x.device)
-    i32 = torch.zeros(n, dtype=torch.int32, device=x.device)
-    _to_int[(1,)](x, u8, i8, i32, n, BLOCK=16)
-    _sync()
-    return {f"{v!r}": [a, b, c] for v, a, b, c in zip(CAST_INPUTS, u8.tolist(), i8.tolist(), i32.tolist())}
+    """The cast model's own probe (reference/emulation/gfx950_casts.py), with what is installed now."""
+    return _plain(gfx950_casts.probe_values(_device()))
 
 
 def gfx950_casts_expected():
-    module = _casts_module()
-    if module is None:
-        return _gfx950_casts()
-    return _plain({op: table["values"] for op, table in module.GFX950_EXPECTED.items()})
+    return _plain({op: table["values"] for op, table in gfx950_casts.GFX950_EXPECTED.items()})
 
 
 def probe_amd_only_options() -> dict:
@@ -428,13 +381,10 @@ def _fixed(cpu: tuple, nvidia: tuple):
 
 
 def _casts_suite(tier: str) -> tuple:
-    module = _casts_module()
     if tier == "amd":
         return "same", "the runner's own Triton"
-    if module is None:
-        return "not modelled", "the tier's own conversion (reference/emulation/gfx950_casts.py not present)"
     wanted = {"cpu": ("float_to_int_frontend", "float_to_int_interpreter"), "nvidia": ("float_to_int_frontend",)}
-    on = [p for p in wanted.get(tier, ()) if p in getattr(module, "installed", lambda: [])()]
+    on = [p for p in wanted.get(tier, ()) if p in gfx950_casts.installed()]
     if on:
         return "modelled", f"gfx950_casts patches {', '.join(on)}"
     return "not modelled", "gfx950_casts is present but none of its patches is installed on this tier"

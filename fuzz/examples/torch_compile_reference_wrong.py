@@ -4,8 +4,9 @@
 32-element group of K from both operands, so every output misses those terms. The runner fails it."""
 import torch
 
-from correct_reference_style import decode, dequantize_weights, quantize_activations
+from correct_reference_style import decode, quantize_activations
 from task import input_t, output_t
+from torch_compile_reference import run
 
 
 def gemm_without_last_group(A: torch.Tensor, b_values: torch.Tensor) -> torch.Tensor:
@@ -17,7 +18,4 @@ compiled_gemm = torch.compile(gemm_without_last_group, dynamic=False)
 
 
 def custom_kernel(data: input_t) -> output_t:
-    A, _, B_q, _, B_scale_sh = data
-    out = torch.empty((A.shape[0], B_q.shape[0]), dtype=torch.bfloat16, device="cuda")
-    out.copy_(compiled_gemm(A, dequantize_weights(B_q, B_scale_sh)))
-    return out
+    return run(data, compiled_gemm)

@@ -381,10 +381,9 @@ def tier_limit(error: dict | None) -> str | None:
             continue
         api = _called_api(error)
         notes = [f"inside {api}"] if api else []
-        if depth or _named_limit(exc) not in (None, exc.get("type")):
-            carried = [e.get("type", "?") for e in chain[:depth + 1]]
-            carried += [_named_limit(exc)] if _named_limit(exc) not in (None, exc.get("type")) else []
-            notes.append("raised as " + " <- ".join(carried))
+        renamed = [] if _named_limit(exc) in (None, exc.get("type")) else [_named_limit(exc)]
+        if depth or renamed:
+            notes.append("raised as " + " <- ".join([e.get("type", "?") for e in chain[:depth + 1]] + renamed))
         note = f"; {', '.join(notes)}" if notes else ""
         return f"{reason} ({exc.get('type')}: {exc.get('message', '')}{_where(error)}{note})"
     return None
@@ -513,27 +512,30 @@ def check_official(ctx: Context) -> Outcome:
     narrowed shapes alone says so: a pass is a pass at those shapes, and a failure there is not called an
     official FAIL until the runner's shapes confirm it (not run otherwise)."""
     cases = [Case(m, n, k, seed=seed) for m, n, k, seed in OFFICIAL_TESTS]
-    if ctx.tier != "cpu":
-        outcome, _, program = judge_official(ctx, cases)
-        return outcome or ctx.outcome("official", "pass", f"official check passes on the runner's shapes "
-                                      f"{_shapes(cases)}", program)
-    reduced = [dataclasses.replace(c, n=CPU_OFFICIAL_N) for c in cases]
-    small_outcome, small_result, small_program = judge_official(ctx, reduced)
-    if small_outcome is not None and small_outcome.status == "not_run":
-        return small_outcome
-    budget = ctx.runner.hard_cap
-    projected = projected_seconds(small_result, cases, reduced)
-    if small_result.kind != "ok" or projected <= budget:  # a crash or hang there: the runner's shapes decide
-        outcome, _, program = judge_official(ctx, cases)
-        if outcome is None:
-            return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}",
-                               program)
-        if outcome.status != "not_run":
-            return outcome
-        reason = outcome.summary
-    else:
-        reason = (f"the runner's shapes {_shapes(cases)} were not run here: projected {projected:.0f} s from the "
-                  f"narrowed run, over the hard cap of {budget:g} s")
+    narrowed = None  # (outcome or None, program, shapes) of the narrowed run, where the tier has one
+    if ctx.tier == "cpu":
+        reduced = [dataclasses.replace(c, n=CPU_OFFICIAL_N) for c in cases]
+        small_outcome, small_result, small_program = judge_official(ctx, reduced)
+        if small_outcome is not None and small_outcome.status == "not_run":
+            return small_outcome
+        narrowed = small_outcome, small_program, reduced
+        projected = projected_seconds(small_result, cases, reduced)
+        if small_result.kind == "ok" and projected > ctx.runner.hard_cap:  # a crash or hang: the runner's shapes decide
+            return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
+                                     f"{projected:.0f} s from the narrowed run, over the hard cap of "
+                                     f"{ctx.runner.hard_cap:g} s")
+    outcome, _, program = judge_official(ctx, cases)
+    if outcome is None:
+        return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}", program)
+    if outcome.status == "not_run" and narrowed is not None:
+        return narrowed_official(ctx, narrowed, outcome.summary)
+    return outcome
+
+
+def narrowed_official(ctx: Context, narrowed: tuple, reason: str) -> Outcome:
+    """The official verdict from the narrowed run alone (the runner's shapes not run, for ``reason``): a pass
+    says so; a failure is not confirmed, so not run."""
+    small_outcome, small_program, reduced = narrowed
     where = f"N narrowed to {CPU_OFFICIAL_N}: {_shapes(reduced)}"
     if small_outcome is None:
         return ctx.outcome("official", "pass", f"passes with {where} (not the runner's check: {reason})", small_program)

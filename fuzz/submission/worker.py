@@ -436,9 +436,10 @@ def interpreter_state_after_call() -> dict:
         state["device_emulated"] = True
     from reference.emulation import amd_launch_options
 
-    if amd_launch_options.dropped():  # the nvidia tier: AMD-only launch options the file passed, dropped
-        state["shims"] = {**state.get("shims", {}), **{
-            f"dropped_{d['option']}": amd_launch_options.note(d) for d in amd_launch_options.dropped()}}
+    dropped = amd_launch_options.dropped()  # the nvidia tier: AMD-only launch options the file passed
+    if dropped:
+        state["shims"] = {**state.get("shims", {}),
+                          **{f"dropped_{d['option']}": amd_launch_options.note(d) for d in dropped}}
     return state
 
 

@@ -50,7 +50,7 @@ import os
 
 import numpy as np
 
-from reference.emulation.triton_interpreter import Patch, _gated, _swap, _undo_all
+from reference.emulation.triton_interpreter import Patch, _swap, _undo_all, install_patches, uninstall_patches
 
 tl = None  # triton.language, imported on first use: the platform fixes Triton's mode before any import
 
@@ -179,15 +179,11 @@ def _u64_from_f32(x32: np.ndarray) -> np.ndarray:
     return _u64_of_halves(hi, lo)
 
 
-def _np_int(dst: str):
-    return np.dtype(dst)
-
-
 def _wrap(values, dst: str) -> np.ndarray:
     """Keep the low bits, as the narrow store does."""
     bits = _BITS[dst]
     unsigned = np.asarray(values).astype(np.int64).view(np.uint64) & np.uint64(2**bits - 1)
-    return unsigned.astype(np.dtype(f"uint{bits}")).view(_np_int(dst))
+    return unsigned.astype(np.dtype(f"uint{bits}")).view(np.dtype(dst))
 
 
 def gfx950_convert(values, src: str, dst: str) -> np.ndarray:
@@ -202,8 +198,8 @@ def gfx950_convert(values, src: str, dst: str) -> np.ndarray:
         if dst == "uint16":
             return _wrap(v_cvt_u16_f16(x), dst)
         if dst in ("int32", "int64"):
-            return v_cvt_i32_f32(x).astype(_np_int(dst))  # int64: sign-extended
-        return v_cvt_u32_f32(x).astype(_np_int(dst))  # uint32, uint64 (high word 0)
+            return v_cvt_i32_f32(x).astype(np.dtype(dst))  # int64: sign-extended
+        return v_cvt_u32_f32(x).astype(np.dtype(dst))  # uint32, uint64 (high word 0)
     x32 = x.astype(np.float32)
     if dst in ("int8", "uint8", "int16", "int32"):
         return _wrap(v_cvt_i32_f32(x32), dst)
@@ -259,10 +255,6 @@ GFX950_EXPECTED = {
 # float_to_int_frontend: the cast, as gfx950 computes it, from operations defined for every input
 
 
-_TL_NAMES = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
-             "uint32": "uint32", "int64": "int64", "uint64": "uint64"}
-
-
 class _Emit:
     """Builder calls on handles shaped like one tensor (block or scalar); every call used here exists,
     with these arguments, in the compiled ir.builder and the InterpreterBuilder (triton 3.4 to 3.9)."""
@@ -313,15 +305,11 @@ class _Emit:
         return b.create_select(negative, b.create_fmul(fl, self.const(-1.0, tl.float32)), fl)
 
 
-def _source_name(scalar) -> str | None:
-    return {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"}.get(scalar.name)
-
-
 def _gfx950_cast_value(semantic, x, src: str, dst: str):
     """The handle of ``x.to(dst)`` as gfx950 computes it; ``x`` is already fp32 (widened exactly)."""
     e, b = _Emit(semantic, x), semantic.builder
     h = x.handle
-    dst_ty = getattr(tl, _TL_NAMES[dst])
+    dst_ty = getattr(tl, dst)
     bits = _BITS[dst]
     if bits == 64 and src != "fp16":
         t = e.trunc(h)
@@ -345,7 +333,7 @@ def _gfx950_cast_value(semantic, x, src: str, dst: str):
 def _make_cast(stock):
     def cast(self, input, dst_ty, fp_downcast_rounding=None, **kwargs):
         src_sca, dst_sca = input.type.scalar, dst_ty.scalar
-        src = _source_name(src_sca)
+        src = src_sca.name if src_sca.name in FLOAT_SOURCES else None
         dst = dst_sca.name if dst_sca.is_int() and not dst_sca.is_bool() else None
         # anything else, or options we do not model (stock raises on a rounding mode here), is stock's
         if src is None or dst not in _BITS or fp_downcast_rounding is not None or any(
@@ -419,11 +407,15 @@ def _apply_frontend():
     _stock["cast"] = TritonSemantic.cast
     undo_cast = _swap(TritonSemantic, "cast", _make_cast(_stock["cast"]))
     # Triton's cache key does not see this patch: patched kernels get a cache of their own
+    return _undo_all([undo_cast, _set_cache_dir(_cache_dir_for_patch())])
+
+
+def _set_cache_dir(path: str):
+    """Point TRITON_CACHE_DIR at ``path``; returns the function that puts the previous value back."""
     previous = os.environ.get("TRITON_CACHE_DIR")
-    os.environ["TRITON_CACHE_DIR"] = _cache_dir_for_patch()
+    os.environ["TRITON_CACHE_DIR"] = path
 
     def undo():
-        undo_cast()
         if previous is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:
@@ -513,22 +505,12 @@ def install(names=None) -> list:
     installed now."""
     if _on_amd():
         return []
-    done = []
-    for patch in PATCHES:
-        if names is not None and patch.name not in names or patch.name in _installed:
-            continue
-        if patch.name == "float_to_int_interpreter" and not _interpreting():
-            continue
-        if _gated(patch):
-            _installed[patch.name] = patch.apply()
-            done.append(patch.name)
-    return done
+    wanted = [p for p in PATCHES if p.name != "float_to_int_interpreter" or _interpreting()]
+    return install_patches(wanted, _installed, names)
 
 
 def uninstall(names=None) -> None:
-    for name in reversed(list(_installed)):
-        if names is None or name in names:
-            _installed.pop(name)()
+    uninstall_patches(_installed, names)
 
 
 def installed() -> list:
@@ -624,22 +606,18 @@ def isa_probe(src: str | None = None, dst: str | None = None, stock: bool = True
         fn, signature = _cast_kernel, {"x_ptr": "*" + _TRITON_PTR[src], "y_ptr": "*" + _TRITON_PTR[dst],
                                        "n": "i32", "BLOCK": "constexpr"}
     current = TritonSemantic.cast
-    previous = os.environ.get("TRITON_CACHE_DIR")
-    try:
-        if stock:
-            TritonSemantic.cast = _stock_cast()
-        # a private cache: Triton's key would not tell a stock compile from a patched one
-        with tempfile.TemporaryDirectory() as cache:
-            os.environ["TRITON_CACHE_DIR"] = cache
+    # a private cache: Triton's key would not tell a stock compile from a patched one
+    with tempfile.TemporaryDirectory() as cache:
+        restore_cache_dir = _set_cache_dir(cache)
+        try:
+            if stock:
+                TritonSemantic.cast = _stock_cast()
             source = ASTSource(fn=JITFunction(fn), signature=signature, constexprs={"BLOCK": 64})
             compiled = triton.compile(source, target=GPUTarget("hip", "gfx950", 64),
                                       options={"enable_fp_fusion": True})
-    finally:
-        TritonSemantic.cast = current
-        if previous is None:
-            os.environ.pop("TRITON_CACHE_DIR", None)
-        else:
-            os.environ["TRITON_CACHE_DIR"] = previous
+        finally:
+            TritonSemantic.cast = current
+            restore_cache_dir()
     lines = [line.strip() for line in compiled.asm["amdgcn"].splitlines()
              if line.startswith("\t") and not line.strip().startswith((".", ";"))]
     return {"llir": compiled.asm["llir"], "asm": lines,

@@ -184,33 +184,27 @@ def install() -> bool:
 
     def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
         cuda = _as_list(cuda_sources) + _as_list(kwargs.get("sycl_sources"))
-        if cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"):
-            sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), f"{name}.cu": "\n".join(cuda)}
+        gpu = bool(cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"))
+        uses = [] if gpu else rocm_uses(_as_list(cpp_sources), kwargs)
+        if gpu or uses:
+            sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), **({f"{name}.cu": "\n".join(cuda)} if gpu else {})}
             _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
-            raise RocmUnavailable(f"load_inline({name!r}) builds HIP/CUDA sources: no ROCm on this machine "
-                                  "(CPU tier); on the runner hipcc builds it")
-        uses = rocm_uses(_as_list(cpp_sources), kwargs)
-        if uses:
-            sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources))}
-            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
-            raise RocmUnavailable(f"load_inline({name!r}) builds a C++ extension against ROCm ({', '.join(uses[:4])}): "
-                                  "no ROCm on this machine (CPU tier); on the runner it builds")
+            what = "HIP/CUDA sources" if gpu else f"a C++ extension against ROCm ({', '.join(uses[:4])})"
+            raise RocmUnavailable(f"load_inline({name!r}) builds {what}: no ROCm on this machine (CPU tier); on the "
+                                  f"runner {'hipcc builds it' if gpu else 'it builds'}")
         return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)  # forwards
 
     def load(name, sources, *args, **kwargs):
         files = _as_list(sources)
-        if any(str(s).endswith(GPU_SOURCE_SUFFIXES) for s in files) or kwargs.get("extra_cuda_cflags"):
+        gpu = any(str(s).endswith(GPU_SOURCE_SUFFIXES) for s in files) or bool(kwargs.get("extra_cuda_cflags"))
+        read = {str(s): _read(str(s)) for s in files}
+        uses = [] if gpu else rocm_uses(read.values(), kwargs)
+        if gpu or uses:
             paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
-            _state["attempts"].append(Attempt("load", _caller(), name, {n: _read(p) for n, p in paths.items()},
-                                              options={**_options(kwargs), "paths": paths}))
-            raise RocmUnavailable(f"load({name!r}) builds HIP/CUDA sources: no ROCm on this machine (CPU tier)")
-        uses = rocm_uses([_read(str(s)) for s in files], kwargs)
-        if uses:
-            paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
-            _state["attempts"].append(Attempt("load", _caller(), name, {n: _read(p) for n, p in paths.items()},
-                                              options={**_options(kwargs), "paths": paths}))
-            raise RocmUnavailable(f"load({name!r}) builds a C++ extension against ROCm ({', '.join(uses[:4])}): "
-                                  "no ROCm on this machine (CPU tier)")
+            texts = {os.path.basename(str(s)): read[str(s)] for s in files}
+            _state["attempts"].append(Attempt("load", _caller(), name, texts, options={**_options(kwargs), "paths": paths}))
+            what = "HIP/CUDA sources" if gpu else f"a C++ extension against ROCm ({', '.join(uses[:4])})"
+            raise RocmUnavailable(f"load({name!r}) builds {what}: no ROCm on this machine (CPU tier)")
         return stock_load(name, sources, *args, **kwargs)  # forwards
 
     undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]

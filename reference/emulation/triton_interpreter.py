@@ -171,24 +171,34 @@ def _gated(patch: Patch) -> bool:
     return _version() >= oldest and patch.diverges()
 
 
+def install_patches(patches, registry: dict, names=None) -> list:
+    """Apply every (or the named) patch of ``patches`` whose gate says this Triton needs it and that
+    ``registry`` (name -> uninstall) does not hold yet; returns the names installed now."""
+    done = []
+    for patch in patches:
+        if (names is None or patch.name in names) and patch.name not in registry and _gated(patch):
+            registry[patch.name] = patch.apply()
+            done.append(patch.name)
+    return done
+
+
+def uninstall_patches(registry: dict, names=None) -> None:
+    for name in reversed(list(registry)):  # last in, first out: later patches may wrap earlier ones
+        if names is None or name in names:
+            registry.pop(name)()
+
+
 def install(names=None) -> list:
     """Install every (or the named) patch whose gate says this Triton needs it; idempotent. Returns
     the names installed now. Does nothing when Triton is not interpreting."""
     if os.environ.get("TRITON_INTERPRET", "0") != "1":
         return []
-    done = []
-    for patch in PATCHES:
-        if (names is None or patch.name in names) and patch.name not in _installed and _gated(patch):
-            _installed[patch.name] = patch.apply()
-            done.append(patch.name)
-    return done
+    return install_patches(PATCHES, _installed, names)
 
 
 def uninstall(names=None) -> None:
     """Back to stock Triton (for the tests that show each divergence)."""
-    for name in reversed(list(_installed)):  # last in, first out: later patches may wrap earlier ones
-        if names is None or name in names:
-            _installed.pop(name)()
+    uninstall_patches(_installed, names)
     _forget_rewritten_functions()
 
 

@@ -36,10 +36,14 @@ def read_bytes(t: torch.Tensor, byte_offsets: torch.Tensor) -> torch.Tensor:
     Offsets outside ``t``'s storage read UNINITIALIZED_BYTE (a GPU would read whatever lies there, or fault).
     """
     storage = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
-    index = byte_offsets + t.storage_offset() * t.element_size()
-    inside = (index >= 0) & (index < storage.numel())
-    values = torch.full(index.shape, UNINITIALIZED_BYTE, dtype=torch.uint8, device=t.device)
-    values[inside] = storage[index[inside]]
+    return _read(storage, byte_offsets + t.storage_offset() * t.element_size(), UNINITIALIZED_BYTE)
+
+
+def _read(memory: torch.Tensor, index: torch.Tensor, fill: int) -> torch.Tensor:
+    """``memory[index]`` (1-D uint8), ``fill`` where an index falls outside it."""
+    inside = (index >= 0) & (index < memory.numel())
+    values = torch.full(index.shape, fill, dtype=torch.uint8, device=memory.device)
+    values[inside] = memory[index[inside]]
     return values
 
 
@@ -51,27 +55,23 @@ def extent(t: torch.Tensor) -> int:
     return sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) + 1
 
 
-def _bytes(t: torch.Tensor) -> torch.Tensor:
+def as_bytes(t: torch.Tensor) -> torch.Tensor:
     """A 1-byte tensor as uint8 (fp4x2 and e8m0 have few torch ops), anything else as it is."""
     return t.view(torch.uint8) if t.element_size() == 1 and t.dtype != torch.uint8 else t
 
 
 def _flat(t: torch.Tensor) -> torch.Tensor:
     """The ``extent(t)`` elements of memory from ``t``'s first element, as a 1-D tensor (no copy)."""
-    return _bytes(t).as_strided((extent(t),), (1,))
+    return as_bytes(t).as_strided((extent(t),), (1,))
 
 
-def gather(t: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-    """The elements at ``t.data_ptr() + offsets`` (in elements), as aiter's Triton kernels read them through
-    ``t``'s strides: inside ``t``'s extent the memory there (padding bytes included), outside it 0.
+def gather_bytes(t: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """The bytes at ``t.data_ptr() + offsets`` of a 1-byte tensor, as aiter's Triton kernels read them
+    through ``t``'s strides: inside ``t``'s extent the memory there (padding bytes included), outside it 0.
 
     The Triton GEMMs' convention (``padded_for_reads``): a GPU reads whatever lies past the tensor there.
     """
-    flat = _flat(t)
-    inside = (offsets >= 0) & (offsets < flat.numel())
-    values = torch.zeros(offsets.shape, dtype=flat.dtype, device=t.device)
-    values[inside] = flat[offsets[inside]]
-    return values.view(t.dtype)
+    return _read(_flat(t), offsets, 0)
 
 
 def padded_for_reads(t: torch.Tensor, last_offset: int) -> torch.Tensor:

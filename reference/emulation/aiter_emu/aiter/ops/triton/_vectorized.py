@@ -69,19 +69,15 @@ def covers(x_codes: torch.Tensor, k_bytes: int) -> bool:
     return x_codes.dim() == 2 and k_bytes % 16 == 0 and 0 < k_bytes <= x_codes.shape[1]
 
 
-def _bytes(t: torch.Tensor) -> torch.Tensor:
-    return t.view(torch.uint8) if t.dtype != torch.uint8 else t
-
-
 def _grid(rows: int, cols: int, device):
     return torch.arange(rows, device=device)[:, None], torch.arange(cols, device=device)[None, :]
 
 
 def row_scales(scales: torch.Tensor, rows: int, groups: int) -> torch.Tensor:
     """Scale bytes [rows, groups] read as aiter's kernels read unshuffled scales: (r, g) at
-    ``r * stride(0) + g * stride(1)``, whatever the tensor's shape; past its memory 0 (``_emulation.gather``)."""
+    ``r * stride(0) + g * stride(1)``, whatever the tensor's shape; past its memory 0 (``_emulation.gather_bytes``)."""
     r, g = _grid(rows, groups, scales.device)
-    return _bytes(_emulation.gather(scales, r * scales.stride(0) + g * scales.stride(1)))
+    return _emulation.gather_bytes(scales, r * scales.stride(0) + g * scales.stride(1))
 
 
 def preshuffled_scales(scales: torch.Tensor, n: int, groups: int) -> torch.Tensor:
@@ -91,7 +87,7 @@ def preshuffled_scales(scales: torch.Tensor, n: int, groups: int) -> torch.Tenso
     any view whose rows are 32-row blocks works (padded or not), whatever its shape."""
     r, g = _grid(n, groups, scales.device)
     column = (g // 8) * 256 + (g % 4) * 64 + (r % 16) * 4 + ((g % 8) // 4) * 2 + (r % 32) // 16
-    return _bytes(_emulation.gather(scales, (r // 32) * scales.stride(0) + column * scales.stride(1)))
+    return _emulation.gather_bytes(scales, (r // 32) * scales.stride(0) + column * scales.stride(1))
 
 
 def preshuffled_weight(w: torch.Tensor, n: int, k_bytes: int) -> torch.Tensor:
@@ -99,13 +95,13 @@ def preshuffled_weight(w: torch.Tensor, n: int, k_bytes: int) -> torch.Tensor:
     r in view row r // 16, byte kb at column (kb // 16) * 256 + (r % 16) * 16 + kb % 16."""
     r, kb = _grid(n, k_bytes, w.device)
     column = (kb // 16) * 256 + (r % 16) * 16 + kb % 16
-    return _bytes(_emulation.gather(w, (r // 16) * w.stride(0) + column * w.stride(1)))
+    return _emulation.gather_bytes(w, (r // 16) * w.stride(0) + column * w.stride(1))
 
 
 def product(a_codes, a_scales, b_codes, b_scales) -> torch.Tensor:
     """float64 [M, N] = dequant(a) @ dequant(b)^T from packed codes and unshuffled scale bytes."""
-    a = dequantize_mxfp4(_bytes(a_codes), _bytes(a_scales))
-    b = dequantize_mxfp4(_bytes(b_codes), _bytes(b_scales))
+    a = dequantize_mxfp4(_emulation.as_bytes(a_codes), _emulation.as_bytes(a_scales))
+    b = dequantize_mxfp4(_emulation.as_bytes(b_codes), _emulation.as_bytes(b_scales))
     return a @ b.T
 
 
