@@ -344,7 +344,7 @@ def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
         return None, f"the probe call did not return ({result.describe_death()}): see the contract verdict", []
     record = outputs["y"]
     if "hip_builds" not in record:
-        return None, "HIP builds are only recorded where there is no AMD GPU and no ROCm (the CPU tier)", []
+        return None, "HIP builds are only recorded where there is no ROCm (the CPU and NVIDIA tiers)", []
     attempts = distinct(record["hip_builds"])
     if not attempts:
         return None, "the file builds no HIP/CUDA sources at runtime (load_inline, load, hipcc)", []

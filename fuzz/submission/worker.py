@@ -471,10 +471,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
                     os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))
             elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels: interpreted
                 importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
-        if request["device"] == "cpu":  # no GPU: HIP/CUDA built at runtime fails as without ROCm, and is recorded
-            from reference.emulation import no_rocm
+        if not getattr(torch.version, "hip", None):  # no ROCm: HIP built or loaded at runtime fails as without
+            from reference.emulation import no_rocm  # ROCm, and is recorded; a CUDA GPU still builds CUDA-clean sources
 
-            no_rocm.install()
+            no_rocm.install(cuda_builds=request["device"] != "cpu")
         session = Session(path, request["device"])
         start = time.perf_counter()
         try:

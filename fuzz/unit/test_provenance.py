@@ -284,3 +284,23 @@ def test_no_rocm_refuses_rocm_libraries_and_rocm_cpp_extensions():
         "libamdhip64.so True", "RocmUnavailable True True",
         "[('ctypes', 'libamdhip64.so'), ('ctypes', 'libhiprtc.so.7'), ('ctypes', 'libhipblaslt.so'), "
         "('ctypes', 'librocblas'), ('ctypes', 'libamdhip64.so'), ('load_inline', 'blt')]"]
+
+
+CUDA_CLEAN = "__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }"
+HIP_HEADER = "#include <hip/hip_runtime.h>\n" + CUDA_CLEAN
+MFMA = "__global__ void k(float* y) { auto c = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0); }"
+HOST_HIP = "void f(void** p) { hipMalloc(p, 4); }"
+
+
+def test_on_a_cuda_gpu_only_what_needs_rocm_is_refused(monkeypatch):
+    from reference.emulation import no_rocm
+
+    monkeypatch.setitem(no_rocm._state, "cuda_builds", True)  # the nvidia tier: nvcc builds CUDA-clean sources
+    assert no_rocm._refused_build(True, [CUDA_CLEAN], {}) is None
+    assert "hip/hip_runtime.h" in no_rocm._refused_build(True, [HIP_HEADER], {})
+    assert "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k" in no_rocm._refused_build(True, [MFMA], {})
+    assert no_rocm._refused_build(False, ["int f() { return 1; }"], {}) is None
+    assert "hipMalloc" in no_rocm._refused_build(False, [HOST_HIP], {})
+    monkeypatch.setitem(no_rocm._state, "cuda_builds", False)  # the CPU tier: no GPU build at all
+    assert no_rocm._refused_build(True, [CUDA_CLEAN], {}) == "HIP/CUDA sources"
+    assert "hipMalloc" in no_rocm._refused_build(False, [HOST_HIP], {})

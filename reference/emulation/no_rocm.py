@@ -6,7 +6,9 @@ there is no hipcc and no GPU to run the result on, so the build must fail the wa
 machine without ROCm, quickly (a CPU ``load_inline`` spends about a minute on torch's headers before it
 fails), so that the file's own fallback is what gets fuzzed.
 
-``install()`` (the submission worker calls it on a machine without a GPU):
+``install()`` (the submission worker calls it wherever there is no ROCm; ``install(cuda_builds=True)`` on a
+CUDA GPU, the nvidia tier, where nvcc builds CUDA-clean sources: there only what needs ROCm is refused,
+a source using ROCm's headers or HIP-only names included, and the GPU builds nvcc makes are recorded too):
 
 - ``load_inline`` / ``load`` with GPU sources (``cuda_sources``, ``.cu``/``.hip``/``.cuh`` files, or
   ``extra_cuda_cflags``) raise ``RocmUnavailable`` (an ``OSError``, as torch's "CUDA_HOME not set" is)
@@ -48,6 +50,9 @@ ROCM_LIBRARIES = re.compile(
     r"rocm_smi64|amd_smi|roctx64|roctracer64|rocprofiler(-sdk)?|rocprofiler64|hipdnn|composable_kernel)"
     r"(\.so[.0-9]*|-[0-9.]+\.so[.0-9]*)?$")
 ROCM_ROOTS = ("/opt/rocm",)
+# Names only HIP declares: gfx950 builtins, HIP's launch macro, its runtime API and types. A source using
+# them needs ROCm even where a CUDA compiler exists (nvcc does not know them).
+HIP_ONLY_NAMES = re.compile(r"\b__builtin_amdgcn_\w+|\bhipLaunchKernelGGL\b|\b__hip_\w+|\bhip[A-Z]\w*\s*\(")
 ROCM_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:hip/|hipblaslt/|hipblas|rocblas|hiprtc|rocrand/|hiprand/|'
                           r'rocprim/|hipcub/|rocwmma/|ck/|ck_tile/|miopen/|rccl/|hipfft/|rocfft/|hipsparse|rocsparse|'
                           r'hipsolver|rocsolver|hsa/|amd_comgr/|rocm_smi/|roctracer/|rocprofiler)[^>"]*)[>"]',
@@ -75,7 +80,7 @@ class Attempt:
         return asdict(self)
 
 
-_state = {"installed": False, "undo": [], "attempts": []}
+_state = {"installed": False, "undo": [], "attempts": [], "cuda_builds": False, "tier": "CPU tier"}
 
 
 def installed() -> bool:
@@ -149,8 +154,10 @@ def _rocm_roots() -> tuple:
 
 
 def rocm_uses(texts, kwargs: dict) -> list:
-    """What of ROCm a C++ extension build needs (its includes, libraries, ROCm directories), or []."""
+    """What of ROCm an extension build needs (its includes, HIP-only names, libraries, ROCm directories), or []."""
+    texts = list(texts)
     found = [m.group(1) for t in texts for m in ROCM_INCLUDE.finditer(t)]
+    found += [m.group(0).rstrip("( ") for t in texts for m in HIP_ONLY_NAMES.finditer(t)]
     for flag in _as_list(kwargs.get("extra_ldflags")):
         flag = str(flag)
         if flag.startswith("-l") and rocm_library(f"lib{flag[2:]}.so"):
@@ -170,41 +177,52 @@ def _refuse_library(name, api: str) -> None:
     text = os.fsdecode(name)
     _state["attempts"].append(Attempt("ctypes", _caller(), name=library, command=[api, text]))
     raise RocmUnavailable(f"{text}: cannot open shared object file: No such file or directory (no ROCm on this "
-                          f"machine: CPU tier; {library} is ROCm's, the runner loads it)")
+                          f"machine: {_state['tier']}; {library} is ROCm's, the runner loads it)")
 
 
-def install() -> bool:
-    """Idempotent; True once active."""
+def _refused_build(gpu: bool, texts, kwargs: dict) -> str | None:
+    """What a build needs that this machine lacks, or None to build it: GPU sources where no CUDA compiler
+    builds (the CPU tier), anything that needs ROCm (``rocm_uses``) everywhere."""
+    uses = rocm_uses(texts, kwargs) if not gpu or _state["cuda_builds"] else []
+    if gpu and (not _state["cuda_builds"] or uses):
+        return "HIP/CUDA sources" + (f" needing ROCm ({', '.join(uses[:4])})" if uses else "")
+    return f"a C++ extension against ROCm ({', '.join(uses[:4])})" if uses else None
+
+
+def install(cuda_builds: bool = False) -> bool:
+    """Idempotent; True once active. ``cuda_builds``: a CUDA GPU machine (the nvidia tier), where nvcc
+    builds CUDA-clean sources; only what needs ROCm is refused there."""
     if _state["installed"]:
         return True
     from torch.utils import cpp_extension
 
+    _state.update(cuda_builds=cuda_builds, tier="NVIDIA tier" if cuda_builds else "CPU tier")
     undo = _state["undo"]
     stock_inline, stock_load = cpp_extension.load_inline, cpp_extension.load
 
     def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
         cuda = _as_list(cuda_sources) + _as_list(kwargs.get("sycl_sources"))
         gpu = bool(cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"))
-        uses = [] if gpu else rocm_uses(_as_list(cpp_sources), kwargs)
-        if gpu or uses:
+        what = _refused_build(gpu, _as_list(cpp_sources) + cuda, kwargs)
+        if gpu or what:  # a GPU build nvcc makes here is recorded too: builds_gfx950 builds it as the runner would
             sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), **({f"{name}.cu": "\n".join(cuda)} if gpu else {})}
             _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
-            what = "HIP/CUDA sources" if gpu else f"a C++ extension against ROCm ({', '.join(uses[:4])})"
-            raise RocmUnavailable(f"load_inline({name!r}) builds {what}: no ROCm on this machine (CPU tier); on the "
-                                  f"runner {'hipcc builds it' if gpu else 'it builds'}")
+        if what:
+            raise RocmUnavailable(f"load_inline({name!r}) builds {what}: no ROCm on this machine ({_state['tier']}); "
+                                  f"on the runner {'hipcc builds it' if gpu else 'it builds'}")
         return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)  # forwards
 
     def load(name, sources, *args, **kwargs):
         files = _as_list(sources)
         gpu = any(str(s).endswith(GPU_SOURCE_SUFFIXES) for s in files) or bool(kwargs.get("extra_cuda_cflags"))
         read = {str(s): _read(str(s)) for s in files}
-        uses = [] if gpu else rocm_uses(read.values(), kwargs)
-        if gpu or uses:
+        what = _refused_build(gpu, read.values(), kwargs)
+        if gpu or what:
             paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
             texts = {os.path.basename(str(s)): read[str(s)] for s in files}
             _state["attempts"].append(Attempt("load", _caller(), name, texts, options={**_options(kwargs), "paths": paths}))
-            what = "HIP/CUDA sources" if gpu else f"a C++ extension against ROCm ({', '.join(uses[:4])})"
-            raise RocmUnavailable(f"load({name!r}) builds {what}: no ROCm on this machine (CPU tier)")
+        if what:
+            raise RocmUnavailable(f"load({name!r}) builds {what}: no ROCm on this machine ({_state['tier']})")
         return stock_load(name, sources, *args, **kwargs)  # forwards
 
     undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]
@@ -220,7 +238,7 @@ def install() -> bool:
             sources = {n: _read(p) for n, p in paths.items()}
             _state["attempts"].append(Attempt("subprocess", _caller(), command=argv, sources=sources,
                                               options={"paths": paths}))
-            raise FileNotFoundError(2, "No such file or directory (no ROCm on this machine: CPU tier)",
+            raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
                                     os.path.basename(argv[0]))
         stock_init(self, args, *rest, **kwargs)  # forwards
 
