@@ -525,3 +525,19 @@ def test_trace_shows_aiter_functions_when_the_asm_path_serves(monkeypatch):
     names = trace.names("aiter")
     assert {"dynamic_mxfp4_quant", "e8m0_shuffle", "gemm_a4w4_asm"} <= set(names), trace.render()
     assert_meets_bound(y, data, info)
+
+
+def test_the_trace_steps_aside_while_dynamo_traces_a_compiled_call():
+    """torch.compile(fullgraph=True) of a function calling a traced aiter function: none of the trace's own
+    code (its clock) may enter the graph, or Dynamo rejects a file the runner (with nothing of ours) runs."""
+    from kernels.platform import aiter_kind
+
+    if aiter_kind() != "emulated":
+        pytest.skip(f"the emulated e8m0_shuffle is plain PyTorch; aiter here is {aiter_kind()}")
+    from aiter.utility import fp4_utils
+
+    scales = torch.arange(256 * 8, device=detect().device).reshape(256, 8).to(torch.uint8)
+    compiled = torch.compile(lambda s: fp4_utils.e8m0_shuffle(s), fullgraph=True, backend="eager")
+    with trace_calls() as trace:
+        assert torch.equal(compiled(scales), fp4_utils.e8m0_shuffle(scales))
+    assert trace.names("aiter") == ["e8m0_shuffle"], trace.render()  # the call outside the compiled region

@@ -134,9 +134,19 @@ _modules_seen = 0
 _import_depth = 0  # __import__ calls in progress: the modules they are loading may be half-executed
 
 
+def _compiling() -> bool:
+    """Dynamo is tracing the call (torch.compile): the hooks step aside, so nothing of ours (a clock, a
+    list append) enters the file's graph; with ``fullgraph=True`` Dynamo would reject it, and on the
+    runner there is nothing of ours to reject. The compiled call's own run is not recorded either."""
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(is_compiling and is_compiling())
+
+
 def _record(event: Event, thunk):
     """Append ``event`` to every open trace, run ``thunk`` one level deeper, note time and error."""
     global _depth
+    if _compiling():
+        return thunk()
     _catch_up()
     for trace in _active:
         trace.events.append(event)
@@ -169,7 +179,7 @@ def _is_int(v) -> bool:
 def _launch_hook(original):
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
-        if warmup or not _active:
+        if warmup or not _active or _compiling():
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         fn = self.fn
         params = inspect.signature(fn).parameters
