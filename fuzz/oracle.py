@@ -301,6 +301,7 @@ def check_product(
     underflow: str = "ftz",
     exact: ExactProduct | None = None,
     tier: str | None = None,
+    bf16_atomic_adds: int = 0,
 ) -> Verdict:
     """y must be bf16 [M, N] and lie in ``acceptable_range`` (exact +- accumulation_bound for
     ``splits`` fp32 partials, rounded with the subject's ``rounding``: "rne" on every tier, the CPU
@@ -309,13 +310,14 @@ def check_product(
     +-Inf and NaN are allowed; elsewhere a non-finite y is a failure. Where A has NaNs, an element passes
     if it is acceptable under any of the tier's NaN rules (``nan_results``), and the summary says so.
     ``exact`` (computed with any rule, on any device) saves recomputing the product. ``worst`` is the
-    element furthest outside its range (or, when all pass, the one closest to its bound's edge)."""
+    element furthest outside its range (or, when all pass, the one closest to its bound's edge).
+    ``bf16_atomic_adds``: how many bf16 atomic adds built each element (``accumulation_bound``)."""
     exact = exact if exact is not None else exact_gemm_from_inputs(data, nan=nan_results(tier)[0])
     problem = _shape_problem(y, exact.value.shape)
     if problem:
         return Verdict("product", False, problem)
     y64 = as_f64(y, exact)
-    bound = accumulation_bound(exact, splits, unit_roundoff, underflow)
+    bound = accumulation_bound(exact, splits, unit_roundoff, underflow, bf16_atomic_adds)
     lo, hi = acceptable_range(exact, bound, rounding)
     fail = failure_mask(y64, exact, bound, rounding)
     # Documented behaviours of this tier's arithmetic (NaN rules, the meaning of scale byte 0): an element
@@ -329,7 +331,7 @@ def check_product(
         for nan_rule in nan_rules:
             for byte0 in byte0_rules:
                 alt = exact_gemm_from_inputs(on_device, nan=nan_rule, byte0=byte0)
-                alt_fail = failure_mask(y64, alt, accumulation_bound(alt, splits, unit_roundoff, underflow), rounding)
+                alt_fail = failure_mask(y64, alt, accumulation_bound(alt, splits, unit_roundoff, underflow, bf16_atomic_adds), rounding)
                 if bool((fail & ~alt_fail).any()):
                     matched.append(f"{nan_rule}/{byte0}")
                 fail &= alt_fail
@@ -346,6 +348,7 @@ def check_product(
         "rounding": rounding,
         "unit_roundoff": unit_roundoff,
         "underflow": underflow,
+        "bf16_atomic_adds": bf16_atomic_adds,
         "failures": n_fail,
         "unexpected_nan": int((fail & nan).sum()),
         "unexpected_inf": int((fail & inf).sum()),

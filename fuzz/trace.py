@@ -71,6 +71,7 @@ class Event:
     constexprs: dict = field(default_factory=dict)  # triton
     scalars: dict = field(default_factory=dict)  # triton: runtime int arguments named in capitals (M, K, SPLIT_K, ...)
     options: dict = field(default_factory=dict)  # triton launch options (num_warps, ...)
+    atomic_adds: tuple = ()  # triton, compiled: element types of the kernel's float atomic adds ("bf16", "f32")
     detail: str = ""  # path: injected fault; served config
     result: str = ""
     error: str | None = None
@@ -198,9 +199,30 @@ def _launch_hook(original):
                       constexprs={k: v for k, v in named.items() if k in const},
                       scalars={k: v for k, v in named.items() if k not in const and k.isupper() and _is_int(v)},
                       options={k: v for k, v in kwargs.items() if k not in params})
-        return _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
+        kernel = _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
+        event.atomic_adds = float_atomic_adds(kernel)
+        return kernel
 
     return run
+
+
+_ATOMIC_FADD = re.compile(r"tt\.atomic_rmw fadd\b.*?!tt\.ptr<(\w+)>")
+_atomic_adds_of: dict = {}  # compiled kernel's hash -> float_atomic_adds
+
+
+def float_atomic_adds(kernel) -> tuple:
+    """The element types a compiled kernel's float atomic adds write, read from its TTIR (``()`` for an
+    interpreted launch or a kernel without them). A GPU orders atomics as they arrive: such a kernel's
+    sums may differ from run to run, and a bf16 add rounds every running sum."""
+    asm = getattr(kernel, "asm", None)
+    try:
+        ttir = asm["ttir"]
+    except Exception:  # not a compiled kernel (an interpreted launch returns none), or no TTIR kept
+        return ()
+    key = getattr(kernel, "hash", None) or id(kernel)
+    if key not in _atomic_adds_of:
+        _atomic_adds_of[key] = tuple(sorted(set(_ATOMIC_FADD.findall(str(ttir)))))
+    return _atomic_adds_of[key]
 
 
 def _path_hook(original):

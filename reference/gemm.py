@@ -102,17 +102,37 @@ def gamma(h: int, u: float) -> float:
 UNDERFLOW_STEP = {"ftz": 2.0**-126, "gradual": 2.0**-149}
 
 
+BF16_UNIT_ROUNDOFF = 2.0**-8  # RNE to 8 significand bits: |fl(x) - x| <= 2^-8 |x| (normal range)
+BF16_MIN_NORMAL = 2.0**-126  # a flushed or subnormal bf16 result is off by less than this
+
+
 def accumulation_bound(exact: ExactProduct, splits: int = 1, unit_roundoff: float = 2.0**-24,
-                       underflow: str = "ftz") -> torch.Tensor:
-    """E [M, N] (fp64): how far a correct fp32-accumulating kernel's pre-rounding value may be from exact."""
+                       underflow: str = "ftz", bf16_atomic_adds: int = 0) -> torch.Tensor:
+    """E [M, N] (fp64): how far a correct fp32-accumulating kernel's pre-rounding value may be from exact.
+
+    ``bf16_atomic_adds`` = c >= 2: each output element was built by c read-modify-write adds into a bf16
+    buffer (split-K with bf16 atomics), in any order. Each add rounds its fp32 partial to bf16 (together
+    at most 2^-8 x sum|partial| <= 2^-8 x abs_sum) and each of the first c - 1 running sums too (the last
+    rounding is the one ``acceptable_range`` applies). A running sum is at most abs_sum grown by the earlier
+    roundings, and an add computed in fp32 and then rounded to bf16 (a CAS loop, the interpreter) rounds
+    twice: 2^-8 + 2^-23 per sum. Every rounding may also flush or round a subnormal (< 2^-126)."""
     k = exact.k
     if splits < 1:
         raise ValueError(f"splits must be >= 1, got {splits}")
     if underflow not in UNDERFLOW_STEP:
         raise ValueError(f"underflow must be one of {tuple(UNDERFLOW_STEP)}, got {underflow!r}")
+    if bf16_atomic_adds < 0:
+        raise ValueError(f"bf16_atomic_adds must be >= 0, got {bf16_atomic_adds}")
     h = math.ceil(k / splits) - 1 + (splits - 1)
     tiny = 2 * k * UNDERFLOW_STEP[underflow]
-    return (gamma(h, unit_roundoff) + gamma(k, 2.0**-53)) * exact.abs_sum + tiny
+    fp32 = gamma(h, unit_roundoff) + gamma(k, 2.0**-53)
+    bound = fp32 * exact.abs_sum + tiny
+    c = bf16_atomic_adds
+    if c >= 2:
+        grown = (1 + fp32) * (1 + 2 * BF16_UNIT_ROUNDOFF) ** c
+        relative = (BF16_UNIT_ROUNDOFF + (c - 1) * (BF16_UNIT_ROUNDOFF + 2.0**-23)) * grown
+        bound = bound + relative * exact.abs_sum + (2 * c - 1) * BF16_MIN_NORMAL
+    return bound
 
 
 def round_to_bf16(x: torch.Tensor, mode: str = "rne") -> torch.Tensor:

@@ -24,6 +24,7 @@ import gc
 import importlib.util
 import json
 import linecache
+import math
 import os
 import re
 import sys
@@ -355,6 +356,8 @@ class Session:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
             record["launches_config"] = launch_configs(trace) if "trace" in locals() else []
             record.update(recorded_hip_builds())
+            if "trace" in locals() and atomic_add_launches(trace):
+                record["atomic_add_launches"] = atomic_add_launches(trace)
         record["seconds"] = time.perf_counter() - start
         record.update(interpreter_state_after_call())
         record["programs"] = counters.programs - programs  # interpreted Triton program instances
@@ -400,6 +403,22 @@ def launch_configs(trace, limit: int = 64) -> list:
     return list(seen.values())
 
 
+def atomic_add_launches(trace) -> list:
+    """The call's compiled Triton launches whose kernel has float atomic adds: kernel, element types and
+    the grid's program count (an upper bound of the adds one element receives when each program adds
+    once; a GPU gives no per-address count)."""
+    launches = []
+    for e in trace.of("triton"):
+        if e.atomic_adds:
+            programs = math.prod(int(g) for g in e.grid) if e.grid and all(_is_count(g) for g in e.grid) else None
+            launches.append({"kernel": e.name, "dtypes": list(e.atomic_adds), "programs": programs})
+    return launches
+
+
+def _is_count(g) -> bool:
+    return isinstance(g, int) and not isinstance(g, bool) and g >= 0
+
+
 def recorded_hip_builds() -> dict:
     """{"hip_builds": [attempt, ...]}: the HIP/CUDA builds no_rocm stopped since the last call (this
     program's reload of the file included), where it is installed (no GPU); {} elsewhere."""
@@ -420,6 +439,7 @@ def interpreter_state_before_call(step: dict) -> None:
     triton_interpreter.set_autotune_choice(step.get("autotune_choice", 0))
     triton_interpreter.reset_autotune_report()
     triton_interpreter.reset_shims()
+    triton_interpreter.reset_bf16_atomic_adds()
 
 
 def interpreter_state_after_call() -> dict:
@@ -434,6 +454,8 @@ def interpreter_state_after_call() -> dict:
         state["shims"] = triton_interpreter.shims_used()
     if cuda_on_cpu.installed():
         state["device_emulated"] = True
+    if triton_interpreter.bf16_atomic_adds_per_element():  # the interpreter counts them per address
+        state["bf16_atomic_adds"] = triton_interpreter.bf16_atomic_adds_per_element()
     from reference.emulation import amd_launch_options
 
     dropped = amd_launch_options.dropped()  # the nvidia tier: AMD-only launch options the file passed

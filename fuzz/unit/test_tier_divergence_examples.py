@@ -4,7 +4,8 @@ the verdicts the divergence can reach (the official check, the contract calls, c
 
 Each correct example uses the divergent construct (aiter's ``scale.to(tl.uint8) + 127``, a rank-0 group
 index in a mask, AMD-only launch options, scales sliced to N rows into gemm_a16wfp4_preshuffle, HIPRTC
-through ctypes, torch.compile); each twin has a bug the runner's own check catches.
+through ctypes, torch.compile, a split-K with float atomic adds); each twin has a bug the runner's own
+check catches (the atomic split-K's twin adds into the bf16 output: its roundings exceed the 1e-2 check).
 """
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ PAIRS = (
     "aiter_preshuffle_unpadded_scales",
     "hiprtc_ctypes_with_fallback",
     "torch_compile_reference",
+    "triton_atomic_split_k",
 )
+# A GPU adds atomics in arrival order: two calls may differ, which the runner allows (reported, not failed).
+MAY_VARY = {"triton_atomic_split_k"}
 
 
 # The twin's bug is in its K % 256 == 0 branch (aiter's preshuffle kernel); the correctness case (K = 320)
@@ -78,7 +82,8 @@ def test_the_correct_file_passes_and_its_twin_fails_where_the_runner_would(table
         assert outcomes["official"].status == "not_run" and "NotModelledOnCpu" in outcomes["official"].summary, \
             brief(outcomes)
         return
-    passed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "pass"}
+    passed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "pass"
+              or (verdict == "determinism" and name in MAY_VARY and outcome.status == "reported")}
     assert passed == set(VERDICTS) - failed, brief(outcomes)
 
 

@@ -329,3 +329,33 @@ def test_stock_interpreter_runs_what_the_compiled_frontend_rejects(stock):
     x = torch.zeros(4)
     _reads_a_plain_global[(1,)](x)
     assert x.tolist() == [4.0] * 4
+
+
+def test_bf16_atomic_adds_are_counted_per_address():
+    out, x = torch.zeros(2, dtype=torch.bfloat16), torch.ones(12)
+    triton_interpreter.reset_bf16_atomic_adds()
+    _bf16_atomic_add[(3,)](out, x, BLOCK=4)  # three programs, each adding twice into each of two cells
+    assert triton_interpreter.bf16_atomic_adds_per_element() == 6
+    assert out.tolist() == [6.0, 6.0]
+    triton_interpreter.reset_bf16_atomic_adds()
+    assert triton_interpreter.bf16_atomic_adds_per_element() == 0
+
+
+@triton.jit
+def _bf16_atomic_add_tile(o_ptr, x_ptr, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rows, cols = tl.arange(0, BM), tl.arange(0, BN)
+    x = tl.load(x_ptr + rows[:, None] * BN + cols[None, :])
+    tl.atomic_add(o_ptr + rows[:, None] * stride + cols[None, :] * 2, x, mask=cols[None, :] < BN - 1)
+
+
+def test_a_tile_of_distinct_bf16_cells_adds_as_lane_by_lane():
+    """The one-pass path (distinct cells of a strided tile, masked lanes left alone) against the
+    element-by-element rule."""
+    out = torch.zeros(4, 40, dtype=torch.bfloat16)
+    x = (torch.randn(4, 16, generator=torch.Generator().manual_seed(0)) * 100).to(torch.bfloat16)
+    for _ in range(3):
+        _bf16_atomic_add_tile[(1,)](out, x, 40, BM=4, BN=16)
+    expected = torch.zeros(4, 40, dtype=torch.bfloat16)
+    for _ in range(3):
+        expected[:, 0:30:2] = (expected[:, 0:30:2].float() + x[:, :15].float()).bfloat16()
+    assert out.view(torch.int16).tolist() == expected.view(torch.int16).tolist()

@@ -19,6 +19,8 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
 - ``bf16_atomics``: ``tl.atomic_add`` / ``atomic_max`` / ``atomic_min`` on bf16 raised "Unsupported data
   type". Now each active lane, in order, computes in fp32 and stores the bf16 rounded to nearest even
   (the H200 and gfx950 store a correctly rounded bf16 sum; the order of a GPU's lanes is not modelled).
+  Each bf16 add is counted per address (``bf16_atomic_adds_per_element``): the oracle's bound for a
+  split-K with bf16 atomics grows with the roundings each output element went through.
 - ``bf16_arithmetic``: the interpreter stores bf16 as its uint16 bit pattern and numpy then computes on
   the bits (``x * y``, ``x < y``, ``tl.maximum``, ``tl.sum``, ``tl.dot``... on bf16 were garbage). Now
   each op widens exactly, computes in fp32 and rounds the result to nearest even, which is what a GPU
@@ -374,6 +376,21 @@ def _bf16_atomics_diverge() -> bool:
     return int(target[0]) != 0x3F80
 
 
+_bf16_adds: list = []  # address arrays of the bf16 atomic adds since the last reset
+
+
+def bf16_atomic_adds_per_element() -> int:
+    """The most bf16 atomic adds any one address received since ``reset_bf16_atomic_adds()`` (0: none)."""
+    if not _bf16_adds:
+        return 0
+    _, counts = np.unique(np.concatenate(_bf16_adds), return_counts=True)
+    return int(counts.max())
+
+
+def reset_bf16_atomic_adds() -> None:
+    _bf16_adds.clear()
+
+
 def _apply_bf16_atomics():
     import ctypes
 
@@ -386,21 +403,40 @@ def _apply_bf16_atomics():
     # even (what a bf16 atomic add / CAS loop of fadd + cvt stores on a GPU)
     wide_ops = {ir.ATOMIC_OP.FADD: np.add, ir.ATOMIC_OP.MAX: np.fmax, ir.ATOMIC_OP.MIN: np.fmin}
 
+    def apply(op, cells, values):
+        with np.errstate(all="ignore"):
+            wide = op(bf16_bits_to_f32(cells), bf16_bits_to_f32(values))
+        return f32_to_bf16_bits(wide.astype(np.float32))
+
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
         if val.dtype.scalar != tl.bfloat16 or rmwOp not in wide_ops:
             return stock(self, rmwOp, ptr, val, mask, sem, scope)
         addresses = np.broadcast_to(ptr.data, val.data.shape).reshape(-1)
         values = val.data.reshape(-1)
-        active = np.broadcast_to(mask.data, val.data.shape).reshape(-1)
+        active = np.flatnonzero(np.broadcast_to(mask.data, val.data.shape).reshape(-1))
         old = np.zeros(values.shape, dtype=np.uint16)
+        if rmwOp == ir.ATOMIC_OP.FADD:
+            _bf16_adds.append(addresses[active].astype(np.uint64))
+        if active.size == 0:
+            return _handle(old.reshape(val.data.shape), tl.bfloat16)
+        lanes = addresses[active].astype(np.uint64)
+        low, high = int(lanes.min()), int(lanes.max())
+        distinct = np.unique(lanes).size == lanes.size
+        if distinct and not ((lanes - low) % 2).any() and high - low < 2**40:
+            # lanes name distinct bf16 cells (a tile of the output): one numpy pass over a view of the range
+            # they span (a view reads and writes only the cells it is indexed with)
+            span = (high - low) // 2 + 1
+            cells = np.frombuffer((ctypes.c_uint16 * span).from_address(low), dtype=np.uint16)
+            index = ((lanes - low) // 2).astype(np.int64)
+            old[active] = cells[index]
+            cells[index] = apply(wide_ops[rmwOp], cells[index], values[active])
+            return _handle(old.reshape(val.data.shape), tl.bfloat16)
         # one element after another, in order: two lanes naming one address both land, as atomics do
-        for i in np.flatnonzero(active):
+        for i in active:
             cell = ctypes.c_uint16.from_address(int(addresses[i]))
             old[i] = cell.value
-            with np.errstate(all="ignore"):
-                wide = wide_ops[rmwOp](bf16_bits_to_f32(np.array([cell.value], np.uint16)),
-                                       bf16_bits_to_f32(np.array([values[i]], np.uint16)))
-            cell.value = int(f32_to_bf16_bits(wide.astype(np.float32))[0])
+            cell.value = int(apply(wide_ops[rmwOp], np.array([cell.value], np.uint16),
+                                   np.array([values[i]], np.uint16))[0])
         return _handle(old.reshape(val.data.shape), tl.bfloat16)
 
     return _swap(builder, "create_atomic_rmw", create_atomic_rmw)
