@@ -5,7 +5,7 @@ switched on before any ``@triton.jit`` decoration.
 """
 import pytest
 
-from fuzz import parallel
+from fuzz import parallel, thread_budget
 
 parallel.pin_this_worker()  # an xdist worker: its own device and thread share, before kernels imports torch
 
@@ -133,11 +133,18 @@ def share_compile_caches() -> dict:
     return {name: os.environ[name] for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR")}
 
 
+def pytest_runtest_setup(item):
+    thread_budget.refresh()  # checks started or ended since the last test: take the new share
+
+
 def pytest_configure(config):
     from reference.emulation.select import use_aiter
 
     share_compile_caches()  # before any launch: Triton reads the variable when it first compiles
     parallel.configure(config)  # -n K: device plan for the workers, scheduler, refuses the benchmarks
+    if not parallel.is_xdist_controller(config):  # the controller runs no test: it is not a check
+        thread_budget.register("xdist worker" if parallel.worker_id() else "pytest")
+        thread_budget.refresh()
 
     try:
         use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation

@@ -6,6 +6,11 @@
 runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
 code (0: no verdict failed; a verdict NOT RUN because the tier was too slow is a skip, not a
 failure). The verdict table, the failure cards and the report path are printed at the end.
+
+    mxfp4-fuzz check A.py B.py folder/ [--jobs N] [--out-dir DIR] [--summary PATH] [same options]
+
+checks several files, each in its own process, spread over the GPUs and cores (fuzz/submission/many.py),
+and prints a summary table; the exit code is the worst file's.
 """
 from __future__ import annotations
 
@@ -39,19 +44,36 @@ def pytest_arguments(args, extra: list) -> list:
     return arguments + extra
 
 
+def many_options(args) -> list:
+    """The options each file's own ``mxfp4-fuzz check`` gets from a many-file command."""
+    options = ["--aiter", args.aiter]
+    for flag, value in (("--profile", args.profile), ("--timeout", args.timeout), ("--hard-cap", args.hard_cap)):
+        if value:
+            options += [flag, str(value)]
+    return options
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="mxfp4-fuzz", description="Fuzz MXFP4 GEMM submissions for amd-mxfp4-mm.")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="run every verdict on one popcorn submission file",
                                 epilog="Arguments after -- go to pytest, e.g. -- -k stale --hypothesis-seed=1")
-    check.add_argument("submission", help="the submission file (defines custom_kernel(data))")
+    check.add_argument("submission", nargs="+",
+                       help="the submission file (defines custom_kernel(data)); several files or folders: each is "
+                            "checked in its own process, in parallel, with a summary table")
     check.add_argument("--profile", choices=("smoke", "ci", "deep", "gpu"), default=None,
                        help="Hypothesis effort (default: smoke on CPU, gpu where a GPU is visible)")
     check.add_argument("--aiter", type=aiter_mode, default="auto", metavar="auto|real|emulated|source=PATH",
                        help="the real aiter package when importable (auto), or force real/emulated; source=PATH: "
                             "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
                             "emulation (the ASM GEMM and the compiled layer stay emulated)")
-    check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report")
+    check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report (one file)")
+    check.add_argument("--jobs", type=int, default=None,
+                       help="several files: checks at a time (default: one per GPU on a GPU host, one per core "
+                            "elsewhere; more than the GPUs shares them)")
+    check.add_argument("--out-dir", default="mxfp4-fuzz-reports",
+                       help="several files: the folder for each file's report and log")
+    check.add_argument("--summary", default=None, help="several files: the summary JSON (default OUT_DIR/summary.json)")
     check.add_argument("--timeout", type=float, default=None,
                        help="seconds one program of calls may go without progress before it counts as hung "
                             "(default 60 on CPU, 300 on a GPU)")
@@ -61,6 +83,16 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []  # after --: for pytest (e.g. -k stale)
     args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    if len(args.submission) > 1 or Path(args.submission[0]).is_dir():
+        from fuzz.submission.many import check_many
+
+        try:
+            return check_many(args.submission, many_options(args), extra, args.out_dir, args.jobs, args.summary)
+        except ValueError as error:
+            parser.error(str(error))
+    args.submission = args.submission[0]
 
     import pytest
 

@@ -4,8 +4,8 @@
 One test per verdict, each with its own failure card; the submission runs in a worker subprocess
 (``fuzz.submission``), so a crash or a hang is a failing example that Hypothesis shrinks like any
 other. Shapes stay small on the CPU tier (the Triton interpreter is slow), except a share of the
-correctness, contract and determinism examples at production K with thin N and small M; the
-immutability examples hold every bf16 class in every operand.
+correctness examples (on a GPU also the contract and determinism ones) at production K with thin N and
+small M; the immutability examples hold every bf16 class in every operand.
 """
 from __future__ import annotations
 
@@ -39,6 +39,11 @@ def with_production(shapes):
 
 IN_CONTRACT = plain_cases(in_contract_shapes(**CAPS))
 IN_CONTRACT_PRODUCTION = plain_cases(with_production(in_contract_shapes(**CAPS)))
+# The contract and determinism verdicts at production K: on a GPU, where split-K atomics race. The CPU
+# tier's interpreter runs programs one after another, so there a production-K call shows these two verdicts
+# nothing a small one does not, and cost most of a check's time (a real file's per-group quantizer: 790 of
+# 1256 s); correctness keeps its production share on every tier.
+REPEATED_CALLS = IN_CONTRACT if detect().tier == "cpu" else IN_CONTRACT_PRODUCTION
 # Integrity: every bf16 class (largest normals, far above 60000, subnormals, +-0, +-Inf, NaN) in A and in
 # B in three examples of four, so an in-place clamp, NaN scrub, normalisation or cast of any input is
 # seen; randn in the fourth, for a file that raises on non-finite inputs.
@@ -57,7 +62,7 @@ def test_official(submission):
     submission.settle(checks.check_official(submission.context()))
 
 
-@given(calls=st.lists(IN_CONTRACT_PRODUCTION, min_size=2, max_size=2))
+@given(calls=st.lists(REPEATED_CALLS, min_size=2, max_size=2))
 def test_contract(submission, calls):
     submission.settle(checks.check_contract(submission.context(), calls))
 
@@ -129,7 +134,7 @@ def test_stale_recheck(submission, case):
     submission.settle(checks.check_stale_recheck(submission.context(), case))
 
 
-@given(case=IN_CONTRACT_PRODUCTION)
+@given(case=REPEATED_CALLS)
 def test_determinism(submission, case):
     submission.settle(checks.check_determinism(submission.context(), case))
 

@@ -36,6 +36,7 @@ import torch
 
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.strategies import Case
+from fuzz import thread_budget
 from fuzz.submission import progress
 from fuzz.trace import trace_calls
 
@@ -514,6 +515,7 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             "exec_seconds": time.perf_counter() - start,
         }
     if op == "run":
+        thread_budget.refresh()  # the host's checks may have changed since the last program: take the new share
         session = session_holder["session"]
         dump_after = request.get("hang_dump_after")
 

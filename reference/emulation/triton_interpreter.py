@@ -762,19 +762,60 @@ def _device_call_diverges() -> bool:
 
 
 def _apply_device_call_restores_language():
+    import inspect
+    import threading
+
+    import triton.language as tl
     from triton.runtime import interpreter
 
+    launch = threading.local()  # .scopes: the device calls' patches of the launch running in this thread
+
+    def patched(lang) -> bool:  # its builtins are the interpreter's wrappers already
+        return not (tl.core.is_builtin(lang.program_id) or tl.core.is_builtin(lang.tensor.__add__)
+                    or (lang is tl and tl.core.is_builtin(tl.math.exp2)))
+
     def __call__(self, *args, **kwargs):
-        scope = interpreter._patch_lang(self.fn)
+        # Inside a launch, a module the launch or an earlier device call patched is left as it is, and the
+        # patches are put back once, when the launch ends: patching and restoring around every call cost
+        # 0.4 ms per device call (tl.max and tl.sum are device calls), 20% of a small quantizer's program.
+        scopes = getattr(launch, "scopes", None)
+        langs = [v for v in self.fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
+        skip = scopes is not None and langs and all(patched(lang) for lang in langs)
+        scope = None if skip else interpreter._patch_lang(self.fn)
+        if scope is not None and scopes is not None:
+            scopes.append(scope)
+            scope = None
         fn = self.rewrite()
         try:
             return fn(*args, **kwargs)
         except Exception as e:
             raise interpreter.InterpreterError(repr(e)) from e
         finally:
-            scope.restore()  # back to the enclosing launch's patches, which the launch itself restores
+            if scope is not None:
+                scope.restore()  # outside a launch: back to the patches of whoever called
 
-    return _swap(interpreter.InterpretedFunction, "__call__", __call__)
+    stock_run = interpreter.InterpretedFunction.run
+
+    def run(self, *args, **kwargs):
+        outer = getattr(launch, "scopes", None)
+        launch.scopes = []
+        # The launch's own patches and its device calls' overlap (both set tl.core.reduce): undoing them
+        # in the wrong order would leave a patch behind, so the language is put back as it was before.
+        before = [(obj, dict(vars(obj))) for obj in _language_objects()]
+        try:
+            return stock_run(self, *args, **kwargs)
+        finally:
+            launch.scopes = outer
+            for obj, names in before:
+                current = vars(obj)
+                for name in [n for n, v in current.items() if n not in names and not inspect.ismodule(v)]:
+                    delattr(obj, name)  # a patch's helper; a submodule imported meanwhile stays
+                for name, value in names.items():
+                    if current.get(name) is not value and not name.startswith("__"):
+                        setattr(obj, name, value)
+
+    return _undo_all([_swap(interpreter.InterpretedFunction, "__call__", __call__),
+                      _swap(interpreter.InterpretedFunction, "run", run)])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1066,6 +1107,35 @@ def _apply_index_rank0_tensor():
     return _swap(tensor, "__getitem__", tl.core.builtin(__getitem__))
 
 
+# ---------------------------------------------------------------------------------------------------
+# overflow_check_without_asserts
+
+
+def _overflow_check_runs() -> bool:
+    from triton.runtime import interpreter
+
+    options = interpreter.interpreter_builder.options
+    return bool(options.sanitize_overflow) and not options.debug
+
+
+def _apply_overflow_check_without_asserts():
+    """A speed patch, not a value patch: the result of the check only ever reached ``device_assert``,
+    which returns without asserting when ``debug`` is off (always, in the interpreter). Measured on a
+    real file's per-group quantizer (2-core box): 10.8 -> 6.5 ms per program."""
+    import dataclasses
+
+    from triton.runtime import interpreter
+
+    builder = interpreter.interpreter_builder
+    stock = builder.options
+    builder.options = dataclasses.replace(stock, sanitize_overflow=False)
+
+    def undo():
+        builder.options = stock
+
+    return undo
+
+
 PATCHES = (
     Patch("bf16_conversions", "fp32 -> bf16 truncates and garbles subnormals; bf16 -> fp32 garbles subnormals",
           ("3.5", "3.6", "3.8", "3.9"), _bf16_conversions_diverge, _apply_bf16_conversions),
@@ -1090,6 +1160,10 @@ PATCHES = (
           ("3.9",), _autotune_diverges, _apply_autotune_without_benchmark),
     Patch("index_rank0_tensor", "compat shim: t[None, :] on a 0-d tensor (accepted by the runner's Triton)",
           ("3.9",), _rank0_index_rejected, _apply_index_rank0_tensor),
+    Patch("overflow_check_without_asserts", "every integer add/sub/mul is also computed in int64 and range-"
+          "checked for a device_assert that, with debug off, asserts nothing (compiled Triton drops it): about "
+          "40% of an integer-heavy kernel's interpreted time", ("3.9",), _overflow_check_runs,
+          _apply_overflow_check_without_asserts),
     # last: it snapshots triton.language with the shims above in place
     Patch("compiled_frontend_check", "the interpreter runs kernels the compiled frontend rejects",
           ("3.9",), _frontend_check_diverges, _apply_compiled_frontend_check),

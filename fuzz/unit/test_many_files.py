@@ -1,0 +1,80 @@
+"""``mxfp4-fuzz check A.py B.py ...``: file discovery, GPU assignment, the exit code of the worst file, and
+one real run over two example files (a summary that follows SUMMARY_SCHEMA, a report and a log per file)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.submission import many
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_a_folder_gives_its_submissions_and_not_its_helper_modules(tmp_path):
+    (tmp_path / "a.py").write_text("def custom_kernel(data):\n    return data[0]\n")
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (tmp_path / "b.py").write_text("def custom_kernel(data):\n    return data[0]\n")
+    files = many.submission_files([str(tmp_path), str(tmp_path / "a.py")])
+    assert [f.name for f in files] == ["a.py", "b.py"]  # each once, in order
+    with pytest.raises(ValueError, match="no such file"):
+        many.submission_files([str(tmp_path / "missing.py")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no submission file"):
+        many.submission_files([str(tmp_path / "empty")])
+
+
+def test_the_worst_exit_code_wins():
+    assert many.worst_exit([0, 0]) == 0
+    assert many.worst_exit([0, 1, 5]) == 1
+    assert many.worst_exit([1, 3]) == 3
+    assert many.worst_exit([0, -9]) == 3  # killed by a signal
+    assert many.worst_exit([]) == 0
+
+
+def test_jobs_default_to_one_per_gpu_or_core():
+    assert many.default_jobs(10, ["0", "1"], 16) == 2
+    assert many.default_jobs(10, [], 2) == 2
+    assert many.default_jobs(1, [], 16) == 1
+
+
+def test_each_child_sees_its_gpu_alone():
+    env = many.child_env("CUDA_VISIBLE_DEVICES", "3", {"HIP_VISIBLE_DEVICES": "0,1", "PYTEST_XDIST_WORKER": "gw1"})
+    assert env["CUDA_VISIBLE_DEVICES"] == "3" and "HIP_VISIBLE_DEVICES" not in env
+    assert "PYTEST_XDIST_WORKER" not in env
+
+
+def test_report_names_stay_distinct():
+    taken: set = set()
+    assert [many.report_name(Path(p), taken) for p in ("x/a.py", "y/a.py", "b.py")] == ["a", "a-2", "b"]
+
+
+def _schema_holds(value: dict, schema: dict) -> None:
+    assert set(schema) <= set(value), set(schema) - set(value)
+    for key, kind in schema.items():
+        assert isinstance(value[key], kind), (key, value[key])
+
+
+@pytest.mark.slow  # two check processes
+def test_two_files_in_one_command(tmp_path):
+    files = [EXAMPLES / "correct_reference_style.py", EXAMPLES / "every_call_raises.py"]
+    command = [sys.executable, "-m", "fuzz.cli", "check", *map(str, files), "--jobs", "2",
+               "--out-dir", str(tmp_path / "out"), "--", "-k", "loads or official"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # every_call_raises fails official
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    _schema_holds(summary, many.SUMMARY_SCHEMA)
+    assert summary["exit_code"] == 1 and summary["jobs"] == 2
+    rows = {Path(r["file"]).name: r for r in summary["files"]}
+    for row in rows.values():
+        _schema_holds(row, many.FILE_SCHEMA)
+        assert Path(row["report"]).exists() and Path(row["log"]).exists()
+    assert rows["correct_reference_style.py"]["verdicts"]["official"] == "PASS"
+    assert rows["correct_reference_style.py"]["exit_code"] == 0
+    assert rows["every_call_raises.py"]["failed"] == ["official"]
+    assert "files per minute" in done.stdout and "every_call_raises.py" in done.stdout
+    header = next(line for line in done.stdout.splitlines() if line.startswith("file "))
+    assert "official" in header and "loads" in header
