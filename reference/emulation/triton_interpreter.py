@@ -807,9 +807,7 @@ def _apply_device_call_restores_language():
         finally:
             launch.scopes = outer
             for obj, names in before:
-                current = vars(obj)
-                for name in [n for n, v in current.items() if n not in names and not inspect.ismodule(v)]:
-                    delattr(obj, name)  # a patch's helper; a submodule imported meanwhile stays
+                current = vars(obj)  # names the interpreter added (helpers its rewritten functions use) stay
                 for name, value in names.items():
                     if current.get(name) is not value and not name.startswith("__"):
                         setattr(obj, name, value)
