@@ -36,12 +36,13 @@ def _quantize_tile(x, BM: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
-def _split_k_gemm(a_ptr, w_ptr, ws_ptr, c_ptr, M, N, K, STRIPE,
+def _split_k_gemm(a_ptr, w_ptr, ws_ptr, c_ptr, M, N, K, STRIPE, WS_ROWS,
                   stride_am, stride_ak, stride_w16, stride_ws32, stride_cm, stride_cn,
                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """c += quant(a) @ dequant(w)^T over K stripe program_id(2), added atomically in c's dtype; w is
-    shuffle_weight(B_q) as (N//16, 8K) bytes, ws is e8m0_shuffle(B_scale) as (N_pad//32, 32*cols) bytes.
-    BN % 32 == 0, BK % 256 == 0, STRIPE % BK == 0."""
+    shuffle_weight(B_q) as (N//16, 8K) bytes, ws is e8m0_shuffle(B_scale) as (WS_ROWS = N_pad//32, 32*cols)
+    bytes. BN % 32 == 0, BK % 256 == 0, STRIPE % BK == 0. Every load is masked to its tensor: a tile wider
+    than N must not read past B (the H200 faulted on it; the CPU interpreter reads whatever lies there)."""
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     cols = tl.program_id(1) * BN + tl.arange(0, BN)
     start = tl.program_id(2) * STRIPE
@@ -57,12 +58,13 @@ def _split_k_gemm(a_ptr, w_ptr, ws_ptr, c_ptr, M, N, K, STRIPE,
 
         w_rows = tl.program_id(1) * (BN // 16) + tl.arange(0, BN // 16)
         w = tl.load(w_ptr + w_rows[:, None] * stride_w16 + (k0 // 2 * 16 + w_j)[None, :],
-                    mask=w_j[None, :] < (K - k0) // 2 * 16, other=0)
+                    mask=(w_rows[:, None] < N // 16) & (w_j[None, :] < (K - k0) // 2 * 16), other=0)
         # [n//16, kb//16, n%16, kb%16] -> [n, kb]
         w = tl.reshape(tl.permute(tl.reshape(w, (BN // 16, BK // 32, 16, 16)), (0, 2, 1, 3)), (BN, BK // 2))
 
         ws_rows = tl.program_id(1) * (BN // 32) + tl.arange(0, BN // 32)
-        ws = tl.load(ws_ptr + ws_rows[:, None] * stride_ws32 + (k0 + ws_j)[None, :])
+        ws = tl.load(ws_ptr + ws_rows[:, None] * stride_ws32 + (k0 + ws_j)[None, :],
+                     mask=ws_rows[:, None] < WS_ROWS, other=127)
         # [r//32, g//8, g%4, r%16, (g%8)//4, (r%32)//16] -> [r, g]
         ws = tl.reshape(tl.permute(tl.reshape(ws, (BN // 32, BK // 256, 4, 16, 2, 2)), (0, 5, 3, 1, 4, 2)),
                         (BN, BK // 32))
@@ -81,7 +83,7 @@ def gemm(A: torch.Tensor, B_shuffle: torch.Tensor, B_scale_sh: torch.Tensor, acc
     c = torch.zeros((m, n), dtype=accumulate, device=A.device)
     stripe = triton.cdiv(triton.cdiv(k, SPLITS), BLOCK_K) * BLOCK_K
     grid = (triton.cdiv(m, BLOCK_M), triton.cdiv(n, BLOCK_N), triton.cdiv(k, stripe))
-    _split_k_gemm[grid](A, w, ws, c, m, n, k, stripe, A.stride(0), A.stride(1), w.stride(0), ws.stride(0),
+    _split_k_gemm[grid](A, w, ws, c, m, n, k, stripe, ws.shape[0], A.stride(0), A.stride(1), w.stride(0), ws.stride(0),
                         c.stride(0), c.stride(1), BLOCK_M, BLOCK_N, BLOCK_K)
     return c.to(torch.bfloat16)
 

@@ -33,6 +33,18 @@ class SubmissionFailure(AssertionError):
     """A verdict failed; the message is the failure card (an AssertionError, so Hypothesis shrinks it)."""
 
 
+ERROR_TEXT_CAP = 6000
+
+
+def error_line(text: str) -> str:
+    """The exception of a failure that did not come from a check, in one line: pytest's first ``E`` line
+    (the exception and its message; the last line of the text is often a library's hint, such as CUDA's
+    "Compile with TORCH_USE_CUDA_DSA"), else the last line."""
+    lines = text.strip().splitlines()
+    raised = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (raised[0] if raised else lines[-1])[:300] if lines else ""
+
+
 def test_name(nodeid: str) -> str:
     """``correctness`` from ``fuzz/test_submission.py::test_correctness[x]@group`` (xdist's loadgroup
     appends the group)."""
@@ -62,6 +74,7 @@ class VerdictRecord:
     outcome: str = ""  # pytest's: passed | failed | skipped | error
     seconds: float = 0.0
     error: str = ""  # a failure that did not come from a check (Hypothesis Flaky/Unsatisfiable, a bug)
+    error_text: str = ""  # its whole text (capped): the traceback a bug report needs
 
     def add(self, outcome) -> None:
         self.examples += 1
@@ -114,6 +127,7 @@ class VerdictRecord:
             "launch_configs": [{"config": k, "examples": n} for k, n in self.launches.items()],
             "reported": None if self.reported is None else self.reported.to_json(),
             "not_run": None if self.not_run is None else self.not_run.to_json(),
+            "error_text": self.error_text,
         }
 
 
@@ -351,7 +365,8 @@ class SubmissionReporter:
                     record.not_run = Outcome(record.verdict, "not_run", f"{reason}; the file did not load")
             record.seconds += report.duration
             if report.failed and record.failing is None and report.longreprtext:
-                record.error = report.longreprtext.strip().splitlines()[-1][:300]
+                record.error = error_line(report.longreprtext)
+                record.error_text = report.longreprtext[-ERROR_TEXT_CAP:]
 
     def pytest_sessionfinish(self, session):
         found = _session(self.config)
