@@ -405,9 +405,14 @@ def official_verdict(y: torch.Tensor, y_ref: torch.Tensor, rtol: float = 1e-2, a
         {"index": [i, j], "y": got[i, j].item(), "ref": ref[i, j].item()}
         for i, j in bad.nonzero().tolist()[:FIRST_POSITIONS]
     ]
-    details = {"rtol": rtol, "atol": atol, "mismatches": n_bad, "max_error": max_error, "first_mismatches": first}
+    nonfinite = int((bad & special_mismatch).sum())
+    details = {"rtol": rtol, "atol": atol, "mismatches": n_bad, "max_error": max_error, "first_mismatches": first,
+               "special_mismatches": nonfinite}
     if n_bad:
-        summary = f"{n_bad} of {got.numel()} elements fail |y-ref| <= {atol}+{rtol}|ref|; max error {max_error:.3g}"
+        # max error is over the finite differences: say how many failures are NaN/Inf where ref is not
+        special = f" ({nonfinite} NaN/Inf where the reference is not)" if nonfinite else ""
+        summary = (f"{n_bad} of {got.numel()} elements fail |y-ref| <= {atol}+{rtol}|ref|{special}; "
+                   f"max error {max_error:.3g}" + (" over the finite ones" if nonfinite else ""))
     else:
         summary = f"passes |y-ref| <= {atol}+{rtol}|ref| (max error {max_error:.3g})"
     return Verdict("official", n_bad == 0, summary, details)
