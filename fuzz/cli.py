@@ -41,13 +41,16 @@ def pytest_arguments(args, extra: list) -> list:
         arguments += ["--submission-timeout", str(args.timeout)]
     if args.hard_cap:
         arguments += ["--submission-hard-cap", str(args.hard_cap)]
+    if args.kernelguard_profile:
+        arguments += ["--kernelguard-profile", args.kernelguard_profile]
     return arguments + extra
 
 
 def many_options(args) -> list:
     """The options each file's own ``mxfp4-fuzz check`` gets from a many-file command."""
     options = ["--aiter", args.aiter]
-    for flag, value in (("--profile", args.profile), ("--timeout", args.timeout), ("--hard-cap", args.hard_cap)):
+    for flag, value in (("--profile", args.profile), ("--timeout", args.timeout), ("--hard-cap", args.hard_cap),
+                        ("--kernelguard-profile", args.kernelguard_profile)):
         if value:
             options += [flag, str(value)]
     return options
@@ -68,6 +71,8 @@ def main(argv=None) -> int:
                             "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
                             "emulation (the ASM GEMM and the compiled layer stay emulated)")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report (one file)")
+    check.add_argument("--kernelguard-profile", default=None, metavar="PROFILE",
+                       help="KernelGuard rule profile of the kernelguard verdict (default: the bot's, 'default')")
     check.add_argument("--jobs", type=int, default=None,
                        help="several files: checks at a time (default: one per GPU on a GPU host, one per core "
                             "elsewhere; more than the GPUs shares them)")

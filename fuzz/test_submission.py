@@ -151,3 +151,20 @@ def test_builds_gfx950(submission, request):
         pytest.skip(why)
     submission.settle(outcome)
 
+
+
+def test_kernelguard(submission, request):
+    """The leaderboard bot's screening (KernelGuard): FAIL where the bot would filter the file, REPORTED
+    for rules that only flag it, each rule that claims a cache or a replay answered by the dynamic verdicts
+    run before this one (fuzz/submission/leaderboard_gate.py). Last in the module, so that they ran."""
+    from fuzz.submission import leaderboard_gate
+
+    profile = request.config.getoption("--kernelguard-profile")
+    try:
+        screening = leaderboard_gate.screen(open(submission.path, encoding="utf-8", errors="replace").read(), profile)
+    except leaderboard_gate.KernelGuardMissing as error:
+        pytest.skip(str(error))
+    statuses = {name: record.status for name, record in submission.records.items() if name != "kernelguard"}
+    status, summary = leaderboard_gate.verdict(screening, statuses)
+    submission.kernelguard = screening.to_json()
+    submission.settle(checks.Outcome("kernelguard", status, summary))

@@ -204,6 +204,7 @@ class SubmissionSession:
             "official_launches_not_fuzzed": official_launches_not_fuzzed(verdicts),
             "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
+            "kernelguard": getattr(self, "kernelguard", None),  # the bot's screening: classification and rules
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
                 "worker_start_seconds": None if load is None else round(load.worker_start_seconds, 3),
@@ -277,6 +278,9 @@ def pytest_addoption(parser):
                     help="fuzz this popcorn submission file (custom_kernel(data)) in a worker subprocess")
     group.addoption("--submission-report", metavar="PATH", default=DEFAULT_REPORT,
                     help=f"where to write the submission's JSON report (default {DEFAULT_REPORT})")
+    group.addoption("--kernelguard-profile", metavar="PROFILE", default="default",
+                    help="the KernelGuard rule profile of the kernelguard verdict (default, strict, generic, "
+                         "sol-execbench; the bot's is default)")
     group.addoption("--strict-resources", action="store_true", default=False,
                     help="builds_gfx950: fail (not just report) a HIP kernel that spills registers or uses scratch")
     group.addoption("--submission-timeout", metavar="SECONDS", type=float, default=None,
@@ -374,6 +378,11 @@ class SubmissionReporter:
             return
         if session.exitstatus == 0 and any(r.status == "NOT RUN" for r in found.records.values()):
             session.exitstatus = EXIT_NOT_RUN  # nothing failed, but not everything could run on this tier
+        failed = {r.verdict for r in found.records.values() if r.status in ("FAIL", "ERROR")}
+        if session.exitstatus == 1 and failed == {"kernelguard"}:
+            from fuzz.submission.leaderboard_gate import EXIT_FILTERED
+
+            session.exitstatus = EXIT_FILTERED  # every verdict holds, but the bot would filter the file
         from fuzz import profiles
 
         text = json.dumps(found.report(profiles.active()), indent=2, default=str)
