@@ -139,6 +139,13 @@ def test_determinism(submission, case):
     submission.settle(checks.check_determinism(submission.context(), case))
 
 
+@given(case=IN_CONTRACT)
+def test_uninitialised(submission, case):
+    """Memory the file allocates with torch.empty* (at import and in the call) poisoned with 0xFF, then
+    with 0x00: the output must not change."""
+    submission.settle(checks.check_uninitialised(submission.context(), case))
+
+
 def test_builds_gfx950(submission, request):
     """The HIP/CUDA sources the file builds at runtime (load_inline, load, hipcc), recorded where there is
     no ROCm, built for gfx950: compile errors at the file's own lines, each kernel's registers, spills,

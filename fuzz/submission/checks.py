@@ -154,6 +154,10 @@ class Program:
     def reload(self) -> None:
         self._add({"do": "reload"}, "execute the submission file afresh (no module state)")
 
+    def poison(self, pattern: str) -> None:
+        self._add({"do": "poison", "pattern": pattern},
+                  f"from here on torch.empty* hands out memory filled with 0x{pattern.upper()} bytes")
+
     def line_of(self, step: int | None) -> str:
         return f"step {step + 1} ({self.lines[step]})" if step is not None and 0 <= step < len(self.lines) else ""
 
@@ -794,6 +798,49 @@ def check_determinism(ctx: Context, case: Case) -> Outcome:
                            "adds them in arrival order; both outputs are judged by the other verdicts)", program)
     return ctx.outcome("determinism", "fail", summary, program, case,
                        ["a split-K kernel with atomics may document this with a module-level NONDETERMINISTIC = True"])
+
+
+# -- memory nobody wrote -----------------------------------------------------------------------------
+
+POISONS = ("ff", "00")  # 0xFF is NaN in every float dtype; 0x00 is what a fresh CPU allocation tends to hold
+
+
+def check_uninitialised(ctx: Context, case: Case) -> Outcome:
+    """The same case twice, each time in a fresh module whose torch.empty* memory (at import and during
+    the call) is filled with another byte: bitwise the same output, or the output read memory nobody
+    wrote (on the runner: whatever the caching allocator last held there)."""
+    program = Program()
+    for pattern in POISONS:
+        program.poison(pattern)
+        program.reload()
+        program.build(f"d_{pattern}", case)
+        program.call(f"d_{pattern}", f"y_{pattern}")
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death("uninitialised", program, result, case)
+    first, second = (outputs[f"y_{p}"] for p in POISONS)
+    if "file" not in first or "file" not in second:
+        return ctx.outcome("uninitialised", "inconclusive", "a call did not return a tensor", program)
+    sites = {}
+    for record in (first, second):
+        for site, count in record.get("poisoned_allocations", {}).items():
+            sites[site] = max(sites.get(site, 0), count)
+    where = ", ".join(f"{site} ({count}x)" for site, count in sorted(sites.items())) or "none in the file itself"
+    y1, y2 = result.tensor(first), result.tensor(second)
+    if _bits_equal(y1, y2):
+        return ctx.outcome("uninitialised", "pass", f"the same output whatever torch.empty* held (poisoned "
+                           f"allocations: {where})", program)
+    varies = ctx.nondeterministic or atomic_add_kernels(first, second)
+    judged = [ctx.judge(y, case, record) for y, record in ((y1, first), (y2, second))]
+    if varies and all(j.passed for j in judged):
+        return ctx.outcome("uninitialised", "pass", "the outputs differ but both are correct (atomics in arrival "
+                           f"order; poisoned allocations: {where})", program)
+    summary = (f"the output depends on memory nobody wrote: {_differing(y1, y2)} of {y1.numel()} elements differ "
+               f"between torch.empty* filled with 0xFF and with 0x00; allocated at {where}")
+    lines = [f"oracle, 0x{p.upper()} poison: {j.summary}" for p, j in zip(POISONS, judged)]
+    worst = next((j for j in judged if not j.passed), judged[0])
+    return ctx.outcome("uninitialised", "fail", summary, program, case, lines, worst.worst, worst.official,
+                       failure_class="uninitialised")
 
 
 # -- stale state -------------------------------------------------------------------------------------

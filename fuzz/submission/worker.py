@@ -37,7 +37,7 @@ import torch
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.strategies import Case
 from fuzz import thread_budget
-from fuzz.submission import progress
+from fuzz.submission import poison, progress
 from fuzz.trace import trace_calls
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
@@ -298,12 +298,15 @@ class Session:
         records: list = []
         slots: dict = {}
         outputs: dict = {}  # out name -> (returned tensor, its bits at return)
-        for index, step in enumerate(steps):
-            self.progress(index)
-            record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice") if key in step}
-            records.append(record)
-            if not self.step(step, record, slots, outputs, out_dir):
-                break
+        try:
+            for index, step in enumerate(steps):
+                self.progress(index)
+                record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice") if key in step}
+                records.append(record)
+                if not self.step(step, record, slots, outputs, out_dir):
+                    break
+        finally:
+            poison.set_pattern(None)  # a poison lasts one program
         return records
 
     def step(self, step, record, slots, outputs, out_dir) -> bool:
@@ -319,7 +322,8 @@ class Session:
                 return False
             record["seconds"] = time.perf_counter() - start
         elif kind == "build":
-            data, _ = Case.from_json(step["case"]).build()
+            with poison.paused():  # our inputs are the case's bytes, padding included, not the poison
+                data, _ = Case.from_json(step["case"]).build()
             self.pool.collect()
             slots[step["slot"]] = tuple(None if t is None else self.pool.place(t) for t in data)
             record["pointers"] = pointers(slots[step["slot"]])
@@ -335,6 +339,10 @@ class Session:
                     self.pool.release(t)
         elif kind == "call":
             self.call(step, record, slots[step["slot"]], outputs, out_dir)
+        elif kind == "poison":  # the allocators fill what they hand out with this byte from now on
+            poison.install(self.path)
+            poison.set_pattern(step.get("pattern"))
+            poison.take_sites()
         else:
             raise ValueError(f"unknown step {kind!r}")
         return True
@@ -357,6 +365,9 @@ class Session:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
             record["launches_config"] = launch_configs(trace) if "trace" in locals() else []
             record.update(recorded_hip_builds())
+            sites = poison.take_sites()
+            if sites:
+                record["poisoned_allocations"] = sites
             if "trace" in locals() and atomic_add_launches(trace):
                 record["atomic_add_launches"] = atomic_add_launches(trace)
         record["seconds"] = time.perf_counter() - start

@@ -30,7 +30,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 interpreter_only = pytest.mark.skipif(not detect().interpreter, reason=(
     f"about the Triton interpreter or the CPU standing in for the CUDA device; this is the {detect().describe()}"))
 VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutability", "aliasing", "determinism",
-            "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck")
+            "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck", "uninitialised")
 HIDDEN_FROM_OFFICIAL = ("stale_data_ptr_cache.py", "aliased_output.py", "graph_replay_reused_address.py",
                         "input_mutation.py", "wrong_tail.py", "hang.py")
 EXPECTED_FAILURES = {
@@ -77,6 +77,7 @@ def run_plan(ctx, m: int = 2, only=None) -> dict:
         "stale_reallocated": lambda: checks.check_stale_reallocated(ctx, Case(m, 64, 128, seed=9)),
         "stale_new_shape": lambda: checks.check_stale_new_shape(ctx, Case(m, 64, 128, seed=10), m + 1),
         "stale_recheck": lambda: checks.check_stale_recheck(ctx, Case(m, 64, 128, seed=11)),
+        "uninitialised": lambda: checks.check_uninitialised(ctx, Case(m, 64, 128, seed=12)),
     }
     return {name: check() for name, check in plan.items() if only is None or name in only}
 

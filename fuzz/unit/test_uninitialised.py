@@ -1,0 +1,39 @@
+"""The uninitialised verdict: memory from torch.empty* poisoned with two bytes must leave the output
+unchanged. A split-K accumulating into torch.empty fails and names its allocating line; files that
+allocate with torch.empty and write all of it (aiter's public API, a workspace made at import) pass."""
+from __future__ import annotations
+
+import pytest
+
+from fuzz.strategies import Case
+from fuzz.submission import checks
+from fuzz.submission.runner import SubmissionRunner
+from fuzz.unit.test_submission_examples import EXAMPLES, TIER
+
+pytestmark = pytest.mark.slow  # a worker per example
+
+
+def _uninitialised(name: str, case: Case) -> checks.Outcome:
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=60)
+    try:
+        return checks.check_uninitialised(checks.Context(runner, TIER), case)
+    finally:
+        runner.close()
+
+
+def _line_of(name: str, text: str) -> int:
+    return next(i for i, line in enumerate((EXAMPLES / name).read_text().splitlines(), 1) if text in line)
+
+
+def test_accumulating_into_torch_empty_fails_and_names_the_line():
+    outcome = _uninitialised("accumulates_into_empty.py", Case(3, 64, 256, seed=1))
+    assert outcome.status == "fail", outcome.summary
+    line = _line_of("accumulates_into_empty.py", "torch.empty((a.shape[0]")
+    assert f"allocated at line {line} " in outcome.summary
+    assert "elements differ between torch.empty* filled with 0xFF and with 0x00" in outcome.summary
+
+
+@pytest.mark.parametrize("name", ["correct_reference_style.py", "aiter_public_api.py", "cuda_prewarm.py"])
+def test_files_that_write_what_they_allocate_pass(name):
+    outcome = _uninitialised(name, Case(5, 128, 320, seed=2))
+    assert outcome.status == "pass", outcome.summary
