@@ -35,8 +35,8 @@ import traceback
 import torch
 
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
-from fuzz.strategies import Case
 from fuzz import thread_budget
+from fuzz.strategies import Case
 from fuzz.submission import poison, progress
 from fuzz.trace import trace_calls
 
