@@ -46,6 +46,15 @@ def pytest_arguments(args, extra: list) -> list:
     return arguments + extra
 
 
+def kernelguard_profile(text: str) -> str:
+    """--kernelguard-profile checked against the profiles kernelguard ships."""
+    from fuzz.submission.leaderboard_gate import profiles
+
+    if text not in profiles():
+        raise argparse.ArgumentTypeError(f"unknown KernelGuard profile {text!r}; choose one of {', '.join(profiles())}")
+    return text
+
+
 def many_options(args) -> list:
     """The options each file's own ``mxfp4-fuzz check`` gets from a many-file command."""
     options = ["--aiter", args.aiter]
@@ -71,7 +80,7 @@ def main(argv=None) -> int:
                             "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
                             "emulation (the ASM GEMM and the compiled layer stay emulated)")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report (one file)")
-    check.add_argument("--kernelguard-profile", default=None, metavar="PROFILE",
+    check.add_argument("--kernelguard-profile", type=kernelguard_profile, default=None, metavar="PROFILE",
                        help="KernelGuard rule profile of the kernelguard verdict (default: the bot's, 'default')")
     check.add_argument("--jobs", type=int, default=None,
                        help="several files: checks at a time (default: one per GPU on a GPU host, one per core "

@@ -60,3 +60,9 @@ def test_a_file_only_the_bot_would_filter_exits_7(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == leaderboard_gate.EXIT_FILTERED, done.stdout[-3000:] + done.stderr[-2000:]
     assert "FAIL kernelguard" in done.stdout or "kernelguard  FAIL" in done.stdout
+
+
+def test_the_command_line_refuses_an_unknown_profile():
+    done = subprocess.run([sys.executable, "-m", "fuzz.cli", "check", "x.py", "--kernelguard-profile", "nope"],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2 and "unknown KernelGuard profile 'nope'" in done.stderr
