@@ -181,6 +181,11 @@ class Context:
     def nondeterministic(self) -> bool:
         return self.runner.load().nondeterministic
 
+    def may_vary(self, *records: dict) -> bool:
+        """Outputs of these calls may differ legally: documented (NONDETERMINISTIC), or float atomic adds
+        landing in arrival order."""
+        return self.nondeterministic or bool(atomic_add_kernels(*records))
+
     def execute(self, program: Program):
         result = self.runner.run(program.steps)
         self.last_result = result  # its path traces go on the cards of this program's outcome
@@ -830,9 +835,8 @@ def check_uninitialised(ctx: Context, case: Case) -> Outcome:
     if _bits_equal(y1, y2):
         return ctx.outcome("uninitialised", "pass", f"the same output whatever torch.empty* held (poisoned "
                            f"allocations: {where})", program)
-    varies = ctx.nondeterministic or atomic_add_kernels(first, second)
     judged = [ctx.judge(y, case, record) for y, record in ((y1, first), (y2, second))]
-    if varies and all(j.passed for j in judged):
+    if ctx.may_vary(first, second) and all(j.passed for j in judged):
         return ctx.outcome("uninitialised", "pass", "the outputs differ but both are correct (atomics in arrival "
                            f"order; poisoned allocations: {where})", program)
     summary = (f"the output depends on memory nobody wrote: {_differing(y1, y2)} of {y1.numel()} elements differ "
@@ -868,8 +872,8 @@ def _against_fresh(ctx: Context, verdict: str, program: Program, result, outputs
     if _bits_equal(y, y_fresh):
         return None
     judgement = ctx.judge(y, case, got)
-    varies = ctx.nondeterministic or atomic_add_kernels(got, want)  # documented, or float atomics in arrival order
-    if varies and (judgement.passed or judgement.unobservable or not ctx.judge(y_fresh, case, want).passed):
+    if ctx.may_vary(got, want) and (judgement.passed or judgement.unobservable
+                                    or not ctx.judge(y_fresh, case, want).passed):
         return None
     lines = [f"the oracle on this output: {judgement.summary}"]
     lines += [f"it is bitwise the output {name} of an earlier call: a replay of a recorded result"

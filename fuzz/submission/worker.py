@@ -368,8 +368,9 @@ class Session:
             sites = poison.take_sites()
             if sites:
                 record["poisoned_allocations"] = sites
-            if "trace" in locals() and atomic_add_launches(trace):
-                record["atomic_add_launches"] = atomic_add_launches(trace)
+            atomics = atomic_add_launches(trace) if "trace" in locals() else []
+            if atomics:
+                record["atomic_add_launches"] = atomics
         record["seconds"] = time.perf_counter() - start
         record.update(interpreter_state_after_call())
         record["programs"] = counters.programs - programs  # interpreted Triton program instances
@@ -466,8 +467,9 @@ def interpreter_state_after_call() -> dict:
         state["shims"] = triton_interpreter.shims_used()
     if cuda_on_cpu.installed():
         state["device_emulated"] = True
-    if triton_interpreter.bf16_atomic_adds_per_element():  # the interpreter counts them per address
-        state["bf16_atomic_adds"] = triton_interpreter.bf16_atomic_adds_per_element()
+    adds = triton_interpreter.bf16_atomic_adds_per_element()  # the interpreter counts them per address
+    if adds:
+        state["bf16_atomic_adds"] = adds
     from reference.emulation import amd_launch_options
 
     dropped = amd_launch_options.dropped()  # the nvidia tier: AMD-only launch options the file passed

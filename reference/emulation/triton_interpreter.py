@@ -768,7 +768,7 @@ def _apply_device_call_restores_language():
     import triton.language as tl
     from triton.runtime import interpreter
 
-    launch = threading.local()  # .scopes: the device calls' patches of the launch running in this thread
+    launch = threading.local()  # .active: a launch runs in this thread (it puts the language back at its end)
 
     def patched(lang) -> bool:  # its builtins are the interpreter's wrappers already
         return not (tl.core.is_builtin(lang.program_id) or tl.core.is_builtin(lang.tensor.__add__)
@@ -778,13 +778,14 @@ def _apply_device_call_restores_language():
         # Inside a launch, a module the launch or an earlier device call patched is left as it is, and the
         # patches are put back once, when the launch ends: patching and restoring around every call cost
         # 0.4 ms per device call (tl.max and tl.sum are device calls), 20% of a small quantizer's program.
-        scopes = getattr(launch, "scopes", None)
+        inside = getattr(launch, "active", False)
         langs = [v for v in self.fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
-        skip = scopes is not None and langs and all(patched(lang) for lang in langs)
-        scope = None if skip else interpreter._patch_lang(self.fn)
-        if scope is not None and scopes is not None:
-            scopes.append(scope)
+        if inside and langs and all(patched(lang) for lang in langs):
             scope = None
+        else:
+            scope = interpreter._patch_lang(self.fn)
+            if inside:
+                scope = None  # the launch's end puts the language back, this patch included
         fn = self.rewrite()
         try:
             return fn(*args, **kwargs)
@@ -797,20 +798,16 @@ def _apply_device_call_restores_language():
     stock_run = interpreter.InterpretedFunction.run
 
     def run(self, *args, **kwargs):
-        outer = getattr(launch, "scopes", None)
-        launch.scopes = []
+        outer = getattr(launch, "active", False)
+        launch.active = True
         # The launch's own patches and its device calls' overlap (both set tl.core.reduce): undoing them
         # in the wrong order would leave a patch behind, so the language is put back as it was before.
-        before = [(obj, dict(vars(obj))) for obj in _language_objects()]
+        before = _language_snapshot()
         try:
             return stock_run(self, *args, **kwargs)
         finally:
-            launch.scopes = outer
-            for obj, names in before:
-                current = vars(obj)  # names the interpreter added (helpers its rewritten functions use) stay
-                for name, value in names.items():
-                    if current.get(name) is not value and not name.startswith("__"):
-                        setattr(obj, name, value)
+            launch.active = outer
+            _put_back_language(before)
 
     return _undo_all([_swap(interpreter.InterpretedFunction, "__call__", __call__),
                       _swap(interpreter.InterpretedFunction, "run", run)])
@@ -1034,14 +1031,24 @@ def _language_objects():
     return (tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.tensor_descriptor_base)
 
 
-def _restore_language() -> None:
-    """Put back triton.language as it was at install time: the interpreter's launch patches must never be
-    what the compiled frontend sees (stock Triton leaks some after device-function calls)."""
-    for obj, original in _frontend["language"]:
-        current = vars(obj)  # names the interpreter added (its helpers in a module's globals) stay
+def _language_snapshot() -> list:
+    return [(obj, dict(vars(obj))) for obj in _language_objects()]
+
+
+def _put_back_language(snapshot: list) -> None:
+    """Every name of ``snapshot`` bound as it was; names added since (the interpreter's helpers, which
+    its rewritten functions look up in a module's globals) stay."""
+    for obj, original in snapshot:
+        current = vars(obj)
         for name, value in original.items():
             if not name.startswith("__") and current.get(name) is not value:
                 setattr(obj, name, value)
+
+
+def _restore_language() -> None:
+    """Put back triton.language as it was at install time: the interpreter's launch patches must never be
+    what the compiled frontend sees (stock Triton leaks some after device-function calls)."""
+    _put_back_language(_frontend["language"])
 
 
 def _apply_compiled_frontend_check():
@@ -1049,7 +1056,7 @@ def _apply_compiled_frontend_check():
 
     stock_run = InterpretedFunction.run
     # first install only: later ones (after an uninstall for a stock comparison) may see leaked patches
-    _frontend.setdefault("language", [(obj, dict(vars(obj))) for obj in _language_objects()])
+    _frontend.setdefault("language", _language_snapshot())
 
     def run(self, *args, grid, warmup, **kwargs):
         if not warmup:
