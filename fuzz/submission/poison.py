@@ -4,13 +4,14 @@ that byte before the file sees it. The same case under two patterns (0xFF: NaN i
 0x00) must give bitwise the same output; a difference is an output that read memory nobody wrote (on the
 runner: whatever the caching allocator last held there).
 
-Worker side only. Each poisoned allocation's call site in the submission file is recorded, so a failure
-names the allocating line. Our own inputs are built before a pattern is set (their padding is
+Worker side only. Each poisoned allocation's call site in the submission's files is recorded, so a
+failure names the allocating line. Our own inputs are built before a pattern is set (their padding is
 randomised by the case, as before).
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import torch
@@ -21,11 +22,16 @@ _originals: dict = {}
 
 
 def _site() -> str | None:
-    """file:line of the innermost frame in the submission file (None: allocated by something else only)."""
+    """The innermost allocating line in the submission's own files: ``line N`` in the file itself,
+    ``helper.py line N`` in a module beside it (None: allocated by something else only)."""
+    folder = os.path.dirname(_state["path"]) + os.sep
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename == _state["path"]:
+        filename = frame.f_code.co_filename
+        if filename == _state["path"]:
             return f"line {frame.f_lineno}"
+        if filename.startswith(folder) and os.sep not in filename[len(folder):]:
+            return f"{os.path.basename(filename)} line {frame.f_lineno}"
         frame = frame.f_back
     return None
 

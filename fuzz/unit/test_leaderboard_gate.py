@@ -18,6 +18,36 @@ def _screen(name: str, profile: str = "default"):
     return leaderboard_gate.screen((EXAMPLES / name).read_text(), profile)
 
 
+# Every example's screening: (kernelguard verdict, the rules matched); every file not named is clean. One
+# example per rule family the bot filters on for this task, and the telemetry rules it only reports.
+SCREENINGS = {
+    "pointer_replay_output.py": ("fail", {"POINTER_REPLAY", "LAST_CALL_REPLAY", "CONFIG_CACHE_EXPLOIT"}),
+    "last_call_replay.py": ("fail", {"LAST_CALL_REPLAY"}),
+    "frame_walk_mutation.py": ("fail", {"FRAME_WALK_MUTATION"}),
+    "timer_monkeypatch.py": ("fail", {"TIMER_MONKEYPATCH"}),
+    "lazy_tensor_output.py": ("reported", {"LAZY_TENSOR"}),
+    "unsync_side_streams.py": ("reported", {"UNSYNC_MULTISTREAM"}),
+    "graph_capture_replay.py": ("reported", {"CUDA_GRAPH_PYTHON", "WORKSPACE_CACHE"}),
+    "torch_compile_reference.py": ("reported", {"TORCH_COMPILE_CACHE"}),
+    "torch_compile_reference_wrong.py": ("reported", {"TORCH_COMPILE_CACHE"}),
+    # a cast of the fp32 accumulator to bf16 at the end reads to the bot as a precision downgrade
+    "accumulates_into_empty.py": ("reported", {"PRECISION_DOWNGRADE"}),
+    "input_mutation.py": ("reported", {"PRECISION_DOWNGRADE"}),
+    "load_inline_no_fallback.py": ("reported", {"PRECISION_DOWNGRADE"}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.name)
+def test_each_example_gets_exactly_its_screening(path):
+    screening = leaderboard_gate.screen(path.read_text())
+    expected_status, expected_rules = SCREENINGS.get(path.name, ("pass", set()))
+    status, summary = leaderboard_gate.verdict(screening, {})
+    assert (status, {r["rule"] for r in screening.rules}) == (expected_status, expected_rules), summary
+    assert screening.should_filter == (status == "fail")
+    if status == "fail":
+        assert "the leaderboard would filter this file" in summary
+
+
 def test_a_pointer_keyed_output_replay_is_filtered_and_the_reference_style_file_is_clean():
     replay = _screen("pointer_replay_output.py")
     assert replay.should_filter and replay.classification == "hacked"

@@ -54,6 +54,13 @@ EXPECTED_FAILURES = {
     "split_k_drops_last_stripe.py": set(),  # its bug needs K >= 2048: see the smoke-profile test below
     "two_bugs_one_verdict.py": {"correctness", "contract_beyond"},
     "pointer_replay_output.py": {"stale_in_place", "stale_reallocated", "stale_recheck"},  # and kernelguard
+    # KernelGuard's other rule families (fuzz/unit/test_leaderboard_gate.py has their static verdicts)
+    "last_call_replay.py": {"stale_in_place"},
+    "frame_walk_mutation.py": set(),
+    "timer_monkeypatch.py": set(),
+    "lazy_tensor_output.py": set(),
+    "unsync_side_streams.py": set(),  # its race needs a GPU's streams
+    "k_tail_padding.py": set(),  # the clean twin of k_tail_padding_uninitialised (fuzz/unit/test_uninitialised.py)
 }
 # A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
 # along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.
@@ -120,6 +127,19 @@ def test_a_segfault_is_a_crash_with_the_stack_that_caused_it(tables):
     outcome = tables["segfault.py"]["contract"]
     assert "SIGSEGV" in outcome.summary and "custom_kernel(d1)" in outcome.summary
     assert "Segmentation fault" in outcome.output_tail and "segfault.py" in outcome.output_tail
+
+
+@pytest.mark.parametrize("name, answer", [("pointer_replay_output.py", "a bug to fix"),
+                                          ("last_call_replay.py", "a bug to fix"),
+                                          ("graph_capture_replay.py", "restructure only for the leaderboard's rules")])
+def test_kernelguard_replay_rules_are_answered_by_the_dynamic_verdicts(tables, name, answer):
+    """Static and dynamic side by side: a rule claiming a replay is a bug where a stale verdict failed and
+    only a rule to satisfy where every dynamic verdict passed."""
+    leaderboard_gate = pytest.importorskip("fuzz.submission.leaderboard_gate")
+    pytest.importorskip("kernelguard", reason="kernelguard is not installed")
+    screening = leaderboard_gate.screen((EXAMPLES / name).read_text())
+    _, summary = leaderboard_gate.verdict(screening, {v: o.status.upper() for v, o in tables[name].items()})
+    assert answer in summary, summary
 
 
 def test_stale_verdicts_name_the_replayed_result(tables):

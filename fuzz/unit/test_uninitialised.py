@@ -1,5 +1,6 @@
 """The uninitialised verdict: memory from torch.empty* poisoned with two bytes must leave the output
-unchanged. A split-K accumulating into torch.empty fails and names its allocating line; files that
+unchanged. A split-K accumulating into torch.empty and a K padding never written fail and name their
+allocating line; files that
 allocate with torch.empty and write all of it (aiter's public API, a workspace made at import) pass."""
 from __future__ import annotations
 
@@ -33,7 +34,15 @@ def test_accumulating_into_torch_empty_fails_and_names_the_line():
     assert "elements differ between torch.empty* filled with 0xFF and with 0x00" in outcome.summary
 
 
-@pytest.mark.parametrize("name", ["correct_reference_style.py", "aiter_public_api.py", "cuda_prewarm.py"])
+def test_a_padding_never_written_fails_and_names_the_helper_line():
+    """The padding is allocated in a module beside the submission: the card names that file and line."""
+    outcome = _uninitialised("k_tail_padding_uninitialised.py", Case(3, 64, 128, seed=3))  # K padded to 256
+    assert outcome.status == "fail", outcome.summary
+    line = _line_of("k_tail_padding.py", "a = allocate(")
+    assert f"allocated at k_tail_padding.py line {line} " in outcome.summary, outcome.summary
+
+
+@pytest.mark.parametrize("name", ["k_tail_padding.py", "correct_reference_style.py", "aiter_public_api.py", "cuda_prewarm.py"])
 def test_files_that_write_what_they_allocate_pass(name):
     outcome = _uninitialised(name, Case(5, 128, 320, seed=2))
     assert outcome.status == "pass", outcome.summary
