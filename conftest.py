@@ -116,7 +116,7 @@ def pytest_collection_modifyitems(config, items):
 LONGEST_TESTS = ("test_mutant_is_killed", "test_path_output_within_the_bound")
 # Modules whose tests share one expensive module fixture (every example submission run once, minutes):
 # under --dist loadgroup they stay on one worker instead of each worker computing the fixture again.
-ONE_WORKER_MODULES = ("test_submission_examples.py",)
+ONE_WORKER_MODULES = ("test_submission_examples.py", "test_tier_divergence_examples.py", "test_hip_builds.py")
 
 
 def share_compile_caches() -> dict:

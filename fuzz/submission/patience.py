@@ -21,6 +21,11 @@ launch is one step of progress however long it runs, and a GPU that needs minute
 from __future__ import annotations
 
 RATE_SECONDS = 1.0
+# While the worker runs a step of ours (building or writing the inputs: the worker's OWN_STEPS), the hang
+# rule waits at least this long: our code does not hang, but a loaded machine can make it take longer
+# than a short timeout (measured: the M=8 N=2112 K=7168 inputs took over 5 s on the 2-core box under load,
+# and a 5 s timeout called that "hung"). The hard cap still applies.
+OWN_STEP_SECONDS = 300.0
 
 
 class Patience:
@@ -53,9 +58,14 @@ class Patience:
         left = (r["grid"] - r["grid_done"]) * r["launch_seconds"] / r["grid_done"]
         return max(now, self.latest_at + left) - self.start
 
+    @property
+    def stall_limit(self) -> float:
+        """Seconds without progress that make a hang: the timeout, or more during a step of ours."""
+        return max(self.timeout, OWN_STEP_SECONDS) if self.latest.get("ours") else self.timeout
+
     def verdict(self, now: float) -> str | None:
         """"timeout" (hung, or over the timeout without the slow rule), "too_slow", or None: wait on."""
-        if now - self.last_progress >= self.timeout:
+        if now - self.last_progress >= self.stall_limit:
             return "timeout"
         elapsed = now - self.start
         if elapsed >= self.hard_cap:
@@ -68,7 +78,7 @@ class Patience:
 
     def wait(self, now: float) -> float:
         """Seconds until ``verdict`` can change without a new report."""
-        deadlines = [self.last_progress + self.timeout, self.start + self.hard_cap]
+        deadlines = [self.last_progress + self.stall_limit, self.start + self.hard_cap]
         if self.slow_rule and now < self.start + self.timeout:
             deadlines.append(self.start + self.timeout)
         return max(0.0, min(deadlines) - now)

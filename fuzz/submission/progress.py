@@ -35,6 +35,7 @@ class Counters:
         self.started = self.sent_at = time.perf_counter()
         self.report, self.interval = report, interval
         self.step = 0
+        self.ours = False  # the step is our own code (inputs built or written), not the submission's
         self.programs = 0  # interpreted Triton program instances begun
         self.launches = 0  # Triton kernel launches (interpreted or compiled)
         self.kernel = ""  # the kernel launched last
@@ -46,8 +47,8 @@ class Counters:
         with self.lock:
             self.report = None
 
-    def begin_step(self, index: int) -> None:
-        self.step = index
+    def begin_step(self, index: int, ours: bool = False) -> None:
+        self.step, self.ours = index, ours
         self._send()
 
     def launch(self, kernel: str) -> None:
@@ -74,7 +75,7 @@ class Counters:
     def snapshot(self) -> dict:
         now = time.perf_counter()
         return {
-            "progress": self.step, "programs": self.programs, "launches": self.launches, "kernel": self.kernel,
+            "progress": self.step, "ours": self.ours, "programs": self.programs, "launches": self.launches, "kernel": self.kernel,
             "grid": self.grid, "grid_done": self.grid_done, "seconds": now - self.started,
             "launch_seconds": now - self.launch_started,
         }

@@ -287,10 +287,15 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
+# Steps that run our code only (inputs built, written, freed; a poison set): a loaded machine can make them
+# slow, and that is not the submission hanging (see patience.py, OWN_STEP_SECONDS).
+OWN_STEPS = frozenset({"build", "write", "free", "poison"})
+
+
 class Session:
     def __init__(self, path: str, device: str):
         self.path, self.device = path, device
-        self.progress = lambda index: None  # told each step's index as it begins
+        self.progress = lambda index, ours: None  # told each step's index as it begins, and whether it is ours
         self.module = None
         self.pool = BlockPool(device)
 
@@ -300,7 +305,7 @@ class Session:
         outputs: dict = {}  # out name -> (returned tensor, its bits at return)
         try:
             for index, step in enumerate(steps):
-                self.progress(index)
+                self.progress(index, step["do"] in OWN_STEPS)
                 record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice") if key in step}
                 records.append(record)
                 if not self.step(step, record, slots, outputs, out_dir):
@@ -540,9 +545,9 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             report(snapshot)
             rearm_hang_dump()
 
-        def step_begins(index: int) -> None:
+        def step_begins(index: int, ours: bool) -> None:
             flush_output()  # what the submission printed so far reaches the parent before the report
-            progress.COUNTERS.begin_step(index)
+            progress.COUNTERS.begin_step(index, ours)
 
         progress.COUNTERS.start_run(report_progress, request.get("report_every", 1.0))
         session.progress = step_begins

@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fuzz.submission import progress
-from fuzz.submission.patience import RATE_SECONDS, Patience
+from fuzz.submission.patience import OWN_STEP_SECONDS, RATE_SECONDS, Patience
 from fuzz.submission.runner import RunResult, Worker
 
 
-def report(step=1, launches=1, programs=0, grid=None, grid_done=0, seconds=0.0, launch_seconds=0.0) -> dict:
-    return {"progress": step, "launches": launches, "programs": programs, "kernel": "quantize", "grid": grid,
+def report(step=1, launches=1, programs=0, grid=None, grid_done=0, seconds=0.0, launch_seconds=0.0,
+           ours=False) -> dict:
+    return {"progress": step, "ours": ours, "launches": launches, "programs": programs, "kernel": "quantize", "grid": grid,
             "grid_done": grid_done, "seconds": seconds, "launch_seconds": launch_seconds}
 
 
@@ -38,6 +39,17 @@ def test_no_progress_for_the_timeout_is_a_hang_even_after_progress():
     assert patience.verdict(12.9) is None
     assert patience.verdict(13.0) == "timeout"
     assert Patience(timeout=10, hard_cap=100, start=0.0).verdict(10.0) == "timeout"  # never any progress
+
+
+def test_a_step_of_ours_that_takes_longer_than_the_timeout_is_not_the_submission_hanging():
+    """Building the inputs on a loaded machine: the hang rule waits OWN_STEP_SECONDS, then the call that
+    follows is held to the timeout again."""
+    patience = Patience(timeout=5, hard_cap=600, start=0.0)
+    patience.observe(report(step=1, launches=0, ours=True), 1.0)
+    assert patience.verdict(30.0) is None and patience.wait(30.0) == pytest.approx(1.0 + OWN_STEP_SECONDS - 30.0)
+    assert patience.verdict(1.0 + OWN_STEP_SECONDS) == "timeout"  # ours, but stuck far too long
+    patience.observe(report(step=2, launches=0), 40.0)  # the call begins
+    assert patience.verdict(44.9) is None and patience.verdict(45.0) == "timeout"
 
 
 def test_a_report_that_moves_no_counter_is_not_progress():
