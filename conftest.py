@@ -5,12 +5,12 @@ switched on before any ``@triton.jit`` decoration.
 """
 import pytest
 
-from fuzz import parallel, thread_budget
+from fuzz.host import parallel, thread_budget
 
 parallel.pin_this_worker()  # an xdist worker: its own device and thread share, before kernels imports torch
 
 import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
-from fuzz import profiles  # noqa: E402
+from fuzz.search import profiles# noqa: E402
 from reference.emulation.select import parse_mode as parse_aiter_mode  # noqa: E402
 
 pytest_plugins = ("fuzz.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
@@ -62,7 +62,7 @@ def pytest_addoption(parser):
         "--mutants",
         action="store_true",
         default=False,
-        help="Mutation self-check: apply each shipped mutant (fuzz/mutants.py) to a copy of kernels/ and require "
+        help="Mutation self-check: apply each shipped mutant (fuzz/selfcheck/mutants.py) to a copy of kernels/ and require "
         "the fuzz suite to kill it; prints the kill table.",
     )
     group.addoption(
@@ -83,7 +83,7 @@ def pytest_addoption(parser):
 
 def pytest_generate_tests(metafunc):
     if "corpus_case" in metafunc.fixturenames:
-        from fuzz import corpus
+        from fuzz.search import corpus
 
         files = metafunc.config.getoption("--replay")
         cases = [corpus.load(f).case for f in files] if files else list(corpus.iter_corpus())
@@ -150,7 +150,7 @@ def pytest_configure(config):
         use_aiter(config.getoption("--aiter"))  # real aiter where importable, else our emulation
     except (ImportError, RuntimeError) as exc:
         raise pytest.UsageError(f"--aiter={config.getoption('--aiter')}: {exc}") from exc
-    from fuzz.example_db import database_for
+    from fuzz.search.example_db import database_for
 
     try:
         database = database_for(config.getoption("--example-db"))
@@ -207,14 +207,14 @@ MUTANT_RESULTS = []  # MutantResult per mutant test, from the reports: xdist wor
 def pytest_runtest_logreport(report):
     for name, value in report.user_properties if report.when == "call" else ():
         if name == "mutant_result":
-            from fuzz.mutants import MutantResult
+            from fuzz.selfcheck.mutants import MutantResult
 
             MUTANT_RESULTS.append(MutantResult(**value))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if config.getoption("--mutants") and MUTANT_RESULTS:
-        from fuzz.mutants import MUTANTS
+        from fuzz.selfcheck.mutants import MUTANTS
 
         order = [m.name for m in MUTANTS]
         terminalreporter.section("mutant kill table")

@@ -11,7 +11,7 @@ import torch
 from kernels import asm, configs, faults, fused, helper, platform
 from kernels.path import RunInfo
 
-from fuzz.oracle import accumulation_model  # noqa: F401  (re-exported for the tests)
+from fuzz.judge.oracle import accumulation_model  # noqa: F401  (re-exported for the tests)
 
 
 @dataclass

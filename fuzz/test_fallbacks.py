@@ -1,5 +1,5 @@
 """Fallback behaviour under fault injection (kernels/faults.py), the expected-path policy
-(fuzz/policy.py) and the path trace (fuzz/trace.py).
+(fuzz/judge/policy.py) and the path trace (fuzz/judge/trace.py).
 
 Every fallback edge of the dispatcher is fuzzed over small shapes and fault kinds: the next path serves,
 its output meets the oracle bound under its own RunInfo (rounding, splits), the failure is remembered
@@ -21,9 +21,9 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from fuzz import trace as trace_mod
-from fuzz.policy import TIERS, PolicyViolation, check_policy, load_policy
-from fuzz.trace import trace_calls
+from fuzz.judge import trace as trace_mod
+from fuzz.judge.policy import TIERS, PolicyViolation, check_policy, load_policy
+from fuzz.judge.trace import trace_calls
 from kernels import asm, configs, dispatch, faults, fused, helper
 from kernels.dispatch import CallRecord, NoPathError
 from kernels.faults import FaultSpecError, poison_mask

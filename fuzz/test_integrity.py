@@ -12,9 +12,10 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from fuzz import oracle, profiles, strategies
+from fuzz.judge import oracle
+from fuzz.search import profiles, strategies
 from fuzz.subjects import accumulation_model
-from fuzz.test_paths import SUBJECTS, TIER, available_subject, subject_shapes
+from fuzz.judge.kernel_paths import TIER, available_subject, subject_shapes
 
 # The subjects that hold state across calls: the dispatcher (what gets submitted: failure memo,
 # history), the ASM path (quantized-A cache) and a split-K path (workspaces). The stateless paths

@@ -1,10 +1,10 @@
-"""Mutation self-check (``pytest fuzz --mutants``): each shipped mutant of kernels/ (fuzz/mutants.py)
+"""Mutation self-check (``pytest fuzz --mutants``): each shipped mutant of kernels/ (fuzz/selfcheck/mutants.py)
 is applied to a copy of the repository and the fuzz suite is run against it; the suite must fail,
 for every mutant. Without --mutants these tests skip. Each mutant is one test, so pytest-xdist
 (``-n K``) runs K mutants at once; the kill table (conftest) is built from the tests' reports."""
 import pytest
 
-from fuzz.mutants import MUTANTS, run_mutant
+from fuzz.selfcheck.mutants import MUTANTS, run_mutant
 from kernels.platform import detect
 
 

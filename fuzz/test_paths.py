@@ -5,111 +5,19 @@ one subject, asserts which path served it, and checks the output against the exa
 the derived bound. A failure is shrunk by Hypothesis, explained (attribution), saved to
 fuzz/corpus/ and reported as a failure card with the official 1e-2 verdict beside ours.
 """
-import time
-
 import pytest
-import torch
-from hypothesis import event, given, strategies as st, target
+from hypothesis import given, strategies as st
 from hypothesis.control import current_build_context, currently_in_test_context
 
-from fuzz import attribution, corpus, oracle, profiles, strategies
-from fuzz.cards import FailureCard
-from fuzz.subjects import accumulation_model, all_subjects
-from fuzz.trace import trace_calls
-from fuzz.value_streams import default_stream
-from kernels import faults
-from kernels.platform import detect
-
-SUBJECTS = {s.name: s for s in all_subjects()}
-TIER = detect()
-
-
-def available_subject(name):
-    s = SUBJECTS[name]
-    ok, why = s.available()
-    if not ok:
-        pytest.skip(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
-    return s
+from fuzz.judge import attribution, oracle
+from fuzz.judge.cards import FailureCard
+from fuzz.judge.kernel_paths import SUBJECTS, TIER, available_subject, run_and_judge, subject_cases
+from fuzz.search import corpus, strategies
 
 
 @pytest.fixture(params=sorted(SUBJECTS), scope="module")
 def subject(request):
     return available_subject(request.param)
-
-
-def subject_shapes(subject, production: bool = True):
-    """In-contract shapes within the profile's caps that the subject serves (K a multiple of its
-    k_multiple), a share of them at production K (``profiles.production_caps``); shrinks toward
-    (1, 64, k_multiple)."""
-    caps = profiles.shape_caps()
-    large = {k: v for k, v in profiles.production_caps().items() if k.startswith("max_")}
-    small = st.tuples(
-        strategies.rows(caps["max_m"]),
-        st.integers(1, caps["max_n"] // 64).map(lambda u: 64 * u),
-        st.integers(1, max(1, caps["max_k"] // subject.k_multiple)).map(lambda u: subject.k_multiple * u),
-    )
-    share = profiles.production_caps()["share"] if production else 0
-    return strategies.with_production_k(small, strategies.production_shapes(**large, k_multiple=subject.k_multiple), share)
-
-
-def subject_cases(subject, production: bool = True):
-    specials = strategies.SPECIAL_KINDS if subject.places_nan else tuple(s for s in strategies.SPECIAL_KINDS if "nan" not in s)
-    # On a GPU the values are drawn there (the counter stream): drawing B on the host was half of an
-    # example's time. The stream is recorded in the case, so a saved case replays the same on any tier.
-    return strategies.cases(shapes=subject_shapes(subject, production), specials_kinds=specials,
-                            stream=default_stream(TIER.device))
-
-
-def run_and_judge(subject, case: strategies.Case, phases: dict | None = None):
-    """Run subject on case; on failure return a FailureCard (explained), else None. ``phases``, when
-    given, accumulates the seconds spent building the inputs, in the subject and in the oracle (the
-    device is synchronized between them, so a kernel's time is its own)."""
-    clock = _PhaseClock(phases)
-    data, meta = case.build(TIER.device)
-    clock.lap("build")
-    with faults.poison_allocations(), trace_calls() as trace:  # unwritten elements are NaN, never lucky zeros
-        y, info = subject.run(data)
-    clock.lap("subject")
-    assert info.path == subject.expected_path, (
-        f"{subject.name} was served by {info.path!r}, expected {subject.expected_path!r}: {subject.last_dispatch}")
-    if currently_in_test_context():  # also called outside Hypothesis (corpus replay, regime sweep)
-        event(f"{subject.name}: {info.config}")
-        target(float(info.splits), label="split-K stripes")
-    # The exact product on the tier's device: fp64 products are exact and the sums' error is in the
-    # bound, so the verdict does not depend on where it is computed (and a GPU computes it in ms).
-    exact = oracle.exact_gemm_from_inputs(data, nan=oracle.nan_results()[0])
-    verdict = oracle.check_product(y, data, splits=info.splits, rounding=info.rounding,
-                                   **accumulation_model(), exact=exact)
-    clock.lap("oracle")
-    if verdict.passed:
-        return None
-    cpu_data = tuple(t if t is None else t.cpu() for t in data)
-    exact = oracle.exact_gemm_from_inputs(cpu_data, nan=oracle.nan_results()[0])
-    verdict = oracle.check_product(y, cpu_data, splits=info.splits, rounding=info.rounding,
-                                   **accumulation_model(), exact=exact)
-    assert not verdict.passed, f"the oracle's verdict depends on its device ({TIER.device} failed, cpu passed): {case.describe()}"
-    official = oracle.official_verdict(y, oracle.official_reference(exact))
-    findings = attribution.explain(y.cpu(), cpu_data, rounding=info.rounding, splits=info.splits,
-                                   **accumulation_model(), exact=exact)
-    return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings,
-                                     trace=trace.render().splitlines())
-
-
-class _PhaseClock:
-    """Seconds per phase into a dict (nothing at all when there is none)."""
-
-    def __init__(self, phases: dict | None):
-        self.phases = phases
-        self.last = time.perf_counter() if phases is not None else 0.0
-
-    def lap(self, name: str) -> None:
-        if self.phases is None:
-            return
-        if TIER.device == "cuda":
-            torch.cuda.synchronize()
-        now = time.perf_counter()
-        self.phases[name] = self.phases.get(name, 0.0) + now - self.last
-        self.last = now
 
 
 class WrongProduct(AssertionError):

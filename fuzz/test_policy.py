@@ -5,8 +5,8 @@ benchmark shape from a slower path is a perf regression no correctness check see
 On the CPU tier only the cheapest benchmark shape runs (the interpreter needs ~5 s for it)."""
 import pytest
 
-from fuzz.policy import check_policy, load_policy
-from fuzz.test_paths import TIER
+from fuzz.judge.policy import check_policy, load_policy
+from fuzz.judge.kernel_paths import TIER
 from kernels import configs, dispatch, fused
 from reference import generate_input
 

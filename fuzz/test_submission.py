@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz import profiles
-from fuzz.strategies import (MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes, production_shapes,
+from fuzz.search import profiles
+from fuzz.search.strategies import (MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes, production_shapes,
                              with_production_k)
 from fuzz.submission import checks, hip_builds
 from kernels.platform import detect

@@ -1,3 +1,2 @@
 """The kernel paths under test. Importing the package first fixes the Triton mode (see platform)."""
 from kernels import platform as platform  # noqa: F401  (must run before any @triton.jit)
-from kernels import aot as aot  # noqa: F401,E402  (snapshots triton.language before any kernel runs)

@@ -1,6 +1,6 @@
 """Concurrency benchmark: files per minute with 1, 2, 4, 8 independent ``mxfp4-fuzz check`` processes
 started together on one host (not the many-file command: independent processes, each finding the others
-through the thread budget registry, fuzz/thread_budget.py).
+through the thread budget registry, fuzz/host/thread_budget.py).
 
     python -m fuzz.bench.concurrency FILE [FILE ...] [--levels 1,2,4,8] [--profile smoke] [--json OUT]
                                      [--unthrottled] [--time-to-verdict] [--timeout S]
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fuzz import thread_budget
+from fuzz.host import thread_budget
 
 
 def run_level(files: list[str], level: int, profile: str, unthrottled: bool, extra: list[str],

@@ -8,13 +8,13 @@ Parts (each guarded: one that raises is recorded with its error and the rest sti
   profile     ``pytest fuzz --profile gpu`` in a subprocess (``--pytest-args`` adds e.g. ``-n 4`` or
               ``--mutants``): passed / failed / skipped with every skip's reason, failures' first lines.
   fuzz        each subject of the suite (fuzz.subjects) for ``--fuzz-seconds``: Hypothesis draws cases
-              from the suite's own strategy (test_paths.subject_cases, gpu profile caps) and
-              test_paths.run_and_judge checks each (the oracle included), exactly what a test example
+              from the suite's own strategy (kernel_paths.subject_cases, gpu profile caps) and
+              kernel_paths.run_and_judge checks each (the oracle included), exactly what a test example
               does. Examples/min with and without the calls that compiled a kernel, compile seconds.
   compile     100 random in-contract shapes through the fused path: distinct configs, compile keys,
               compiled kernels (Triton's own cache entries), compile seconds; the bound is 1 kernel per
               compile key for the task's contiguous A (kernels/fused.py states at most 6 per key).
-  nan         python -m fuzz.nan_check --gemm: what this tier's arithmetic does to NaN/Inf, per quantizer.
+  nan         python -m fuzz.selfcheck.nan_check --gemm: what this tier's arithmetic does to NaN/Inf, per quantizer.
   submission  ``mxfp4-fuzz check fuzz/examples/correct_reference_style.py`` (gpu profile): verdicts and
               examples/min through the worker subprocess.
   bench       the benchmark harness on the six benchmark shapes for each path, and the copy bandwidth.
@@ -150,7 +150,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
-    from fuzz import test_paths
+    from fuzz.judge import kernel_paths
 
     watch = CompileWatch()
     streams = set()
@@ -164,13 +164,13 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
     @given(data=st.data())
     def body(data):
-        case = data.draw(test_paths.subject_cases(subject), label="case")
+        case = data.draw(kernel_paths.subject_cases(subject), label="case")
         streams.add(case.stream)
         if time.perf_counter() > stop:  # after the draw: Hypothesis's replay of this "failure" draws the same
             raise _TimeUp
         before, t0, phases = watch.count(), time.perf_counter(), {}
         try:
-            card = test_paths.run_and_judge(subject, case, phases)
+            card = kernel_paths.run_and_judge(subject, case, phases)
         except Exception as exc:  # the path raised: an error, recorded with its case
             stats["errored"] += 1
             if len(stats["errors"]) < KEEP:
@@ -196,7 +196,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     # Part of "build": drawing the values (from the case's stream: on the host for mt19937, on the device
     # for the counter stream, launches only unless the device is synchronized); the rest of build is
     # quantizing B and laying A out on the device.
-    from fuzz import strategies
+    from fuzz.search import strategies
 
     draw_values, draw_seconds = strategies.regime_values, [0.0]
 
@@ -226,16 +226,17 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
 
 
 def run_fuzz(seconds: float, seed: int, names=None, caps: str = "gpu") -> dict:
-    from fuzz import profiles, test_paths
+    from fuzz.judge import kernel_paths
+    from fuzz.search import profiles
 
     with profiles.shape_caps_of(caps):  # the shapes `pytest fuzz --profile gpu` draws
-        return _fuzz_subjects(test_paths, seconds, seed, names)
+        return _fuzz_subjects(kernel_paths, seconds, seed, names)
 
 
-def _fuzz_subjects(test_paths, seconds: float, seed: int, names) -> dict:
+def _fuzz_subjects(kernel_paths, seconds: float, seed: int, names) -> dict:
 
     results = {}
-    for name, subject in test_paths.SUBJECTS.items():
+    for name, subject in kernel_paths.SUBJECTS.items():
         if names and name not in names:
             continue
         ok, why = subject.available()
@@ -434,7 +435,7 @@ def main(argv=None) -> int:
 
 
 def _nan_table() -> dict:
-    from fuzz import nan_check
+    from fuzz.selfcheck import nan_check
 
     table = nan_check.run(gemm=True)
     table["problems"] = nan_check.verdict(table)

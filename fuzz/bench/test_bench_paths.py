@@ -123,7 +123,7 @@ def test_gpu_run_smoke_writes_its_report(tmp_path, monkeypatch, request):
     assert set(fuzzed["steady_phase_seconds"]) == ({"build", "subject", "oracle"} if steady else set())
     assert fuzzed["value_stream"] == ("mt19937" if gpu_run.platform.detect().device == "cpu" else "counter")
     assert fuzzed["value_draw_seconds"] >= 0 and all(v >= 0 for v in fuzzed["steady_phase_seconds"].values())
-    from fuzz import strategies
+    from fuzz.search import strategies
 
     assert strategies.regime_values.__name__ == "regime_values"  # the timing wrapper was taken off again
     assert report["compile"]["shapes"] == 5 and report["compile"]["within_bound"]
@@ -132,7 +132,7 @@ def test_gpu_run_smoke_writes_its_report(tmp_path, monkeypatch, request):
 
 
 def test_fuzz_loop_counts_wrong_answers_and_errors_with_the_suites_judge():
-    from fuzz import profiles
+    from fuzz.search import profiles
     from fuzz.bench import gpu_run
     from fuzz.subjects import Subject
     from kernels.path import RunInfo

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import torch
 
-from fuzz.attribution import explain, failure_class
-from fuzz.cards import FailureCard
-from fuzz.oracle import accumulation_model, check_product, official_reference, official_verdict
-from fuzz.strategies import MAX_SEED, Case
+from fuzz.judge.attribution import explain, failure_class
+from fuzz.judge.cards import FailureCard
+from fuzz.judge.oracle import accumulation_model, check_product, official_reference, official_verdict
+from fuzz.search.strategies import MAX_SEED, Case
 from reference import exact_gemm_from_inputs
 
 OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))

@@ -45,7 +45,7 @@ from pathlib import Path
 import torch
 
 from fuzz.codegen import hip_gfx950
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 
 VERDICT = "builds_gfx950"
 PROBE_CASE = Case(2, 64, 128, seed=21)  # one call: a build made lazily, inside custom_kernel, is recorded too

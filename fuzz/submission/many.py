@@ -7,7 +7,7 @@ crash, hang or monkeypatching never reaches another's verdicts), at most ``jobs`
   ``HIP_VISIBLE_DEVICES``); ``--jobs`` above the GPU count shares GPUs round-robin, and only then;
 * on a CPU host one check per core.
 
-Threads: every child registers as a check (fuzz/thread_budget.py), so the cores are split between the
+Threads: every child registers as a check (fuzz/host/thread_budget.py), so the cores are split between the
 checks running at the moment, this command's and any other's on the host.
 
 Out: a report and a log per file under ``--out-dir``, a summary (file x verdict, tier, seconds) printed
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzz import parallel, thread_budget
+from fuzz.host import parallel, thread_budget
 
 HEARTBEAT = 30.0
 SUMMARY_VERSION = 1

@@ -30,7 +30,7 @@ def _rank(verdict: dict) -> int:
 
 def merge(partials: list, order: list, total_seconds: float) -> dict:
     """The report of the whole run from the workers' ``partials``; ``order``: verdict names in test order."""
-    from fuzz.submission.plugin import official_launches_not_fuzzed
+    from fuzz.submission.report_text import official_launches_not_fuzzed
 
     base = next((p for p in partials if p["loaded"] is not None), partials[0])
     merged = {key: base[key] for key in _HEADER}
@@ -67,7 +67,7 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
 
 def summary_lines(report: dict, workers: int, cards: bool) -> list:
     """The terminal summary of a merged report (the serial run's table, from the JSON)."""
-    from fuzz.submission.plugin import launch_lines, tier_notes_lines
+    from fuzz.submission.report_text import launch_lines, tier_notes_lines
 
     t = report["timings"]
     slow = (f", {t['slow_programs']} slow (over the {t['timeout_seconds']:g} s timeout, progressing)"
@@ -111,7 +111,7 @@ class MergedSubmissionReporter:
         self.merged: dict | None = None
 
     def pytest_xdist_node_collection_finished(self, node, ids):
-        from fuzz.submission.plugin import TEST_MODULE, test_name
+        from fuzz.submission.report_text import TEST_MODULE, test_name
 
         if not self.order:
             self.order = [test_name(i) for i in ids
@@ -123,7 +123,7 @@ class MergedSubmissionReporter:
             self.partials.append(partial)
 
     def pytest_sessionfinish(self, session):
-        from fuzz.submission.plugin import EXIT_NOT_RUN
+        from fuzz.submission.report_text import EXIT_NOT_RUN
 
         if not self.partials:
             return

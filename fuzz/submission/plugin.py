@@ -16,11 +16,15 @@ import pytest
 from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 
-TEST_MODULE = "test_submission.py"
-# Exit codes of a submission run: pytest's (0 every verdict passed, 1 a verdict failed, 2-5 pytest's
-# own), and EXIT_NOT_RUN when nothing failed but some verdicts could not run on this tier (too slow for
-# the interpreter, needs hipcc / a ROCm GPU, an unmodelled API): inconclusive, not a pass.
-EXIT_NOT_RUN = 6
+from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MODULE: this module's API too)
+    EXIT_NOT_RUN,
+    TEST_MODULE,
+    launch_lines,
+    official_launches_not_fuzzed,
+    test_name,
+    tier_notes_lines,
+)
+
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
 # Tests that search again for one verdict's bugs (test name without "test_" -> the verdict they add to)
 FURTHER_SEARCHES = {"correctness_past_known_bugs": "correctness"}
@@ -45,17 +49,11 @@ def error_line(text: str) -> str:
     return (raised[0] if raised else lines[-1])[:300] if lines else ""
 
 
-def test_name(nodeid: str) -> str:
-    """``correctness`` from ``fuzz/test_submission.py::test_correctness[x]@group`` (xdist's loadgroup
-    appends the group)."""
-    return nodeid.split("::")[-1].split("[")[0].split("@")[0].removeprefix("test_")
-
-
 def failure_type(failure_class: str) -> type:
     """The SubmissionFailure subclass of one class of failure (a NaN leak, K terms missing, a crash, ...):
     Hypothesis tells failures apart by exception type, so it shrinks and reports each class on its own
     and one bug does not hide another in the same verdict."""
-    from fuzz.attribution import failure_exception
+    from fuzz.judge.attribution import failure_exception
 
     return failure_exception(failure_class, SubmissionFailure, suffix="Failure")
 
@@ -220,36 +218,6 @@ class SubmissionSession:
         }
 
 
-def official_launches_not_fuzzed(verdicts: list) -> list:
-    """The launch configurations the official check ran that no fuzzed example of another verdict
-    reached (from the report's verdicts): a configuration only the official shapes use is one the
-    fuzzing says nothing about. On the CPU tier the official shapes run with N narrowed, so their grid
-    classes are the narrowed ones."""
-    official = next((v for v in verdicts if v["verdict"] == "official"), None)
-    if official is None:
-        return []
-    fuzzed = {launch["config"] for v in verdicts if v["verdict"] not in ("official", "loads")
-              for launch in v.get("launch_configs", [])}
-    return [launch["config"] for launch in official.get("launch_configs", []) if launch["config"] not in fuzzed]
-
-
-def launch_lines(verdicts: list) -> list:
-    """The terminal lines of the launch configurations each verdict reached, then the official ones
-    fuzzing never reached."""
-    lines = []
-    for verdict in verdicts:
-        for i, launch in enumerate(verdict.get("launch_configs", [])):
-            lines.append(f"{'launches' if i == 0 else '':<11} {verdict['verdict']}: {launch['config']} "
-                         f"({launch['examples']} examples)")
-    official = next((v for v in verdicts if v["verdict"] == "official"), None)
-    if official is not None and official.get("launch_configs"):
-        missed = official_launches_not_fuzzed(verdicts)
-        lines += [f"unfuzzed    {config}: the official shapes ran it, no fuzzed example did" for config in missed]
-        if not missed:
-            lines.append("unfuzzed    none: fuzzing reached every launch configuration of the official shapes")
-    return lines
-
-
 def tier_notes_json(notes: dict) -> dict:
     """What the CPU tier stood in for (the report says it, so a verdict is read with it in mind)."""
     return {
@@ -258,18 +226,6 @@ def tier_notes_json(notes: dict) -> dict:
                      for kernel, k in notes["autotune"].items()},
         "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
     }
-
-
-def tier_notes_lines(notes: dict) -> list:
-    lines = []
-    if notes["device_emulated"]:
-        lines.append("device      CUDA device stood in by the CPU (tensors on 'cuda' live on the CPU; "
-                     "torch.cuda answers as on an MI355X)")
-    for kernel, k in notes["autotune"].items():
-        lines.append(f"autotune    {kernel}: configs checked {sorted(k['checked'])} of {len(k['configs'])}")
-    for shim, where in notes["shims"].items():
-        lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
-    return lines
 
 
 def pytest_addoption(parser):
@@ -294,7 +250,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     if config.getoption("--submission", default=None):
-        from fuzz.parallel import is_xdist_controller
+        from fuzz.host.parallel import is_xdist_controller
 
         if is_xdist_controller(config):  # the workers fuzz, the controller merges their reports
             from fuzz.submission.merge import MergedSubmissionReporter
@@ -383,7 +339,7 @@ class SubmissionReporter:
             from fuzz.submission.leaderboard_gate import EXIT_FILTERED
 
             session.exitstatus = EXIT_FILTERED  # every verdict holds, but the bot would filter the file
-        from fuzz import profiles
+        from fuzz.search import profiles
 
         text = json.dumps(found.report(profiles.active()), indent=2, default=str)
         if hasattr(self.config, "workeroutput"):  # an xdist worker: its part goes to the controller (merge.py)

@@ -87,7 +87,7 @@ _installed: list = []
 
 def install() -> None:
     """Hook Triton's launch paths to count into COUNTERS (once per process; never removed: the worker
-    is ours). ``fuzz.trace`` wraps ``JITFunction.run`` above this and restores it after each call."""
+    is ours). ``fuzz.judge.trace`` wraps ``JITFunction.run`` above this and restores it after each call."""
     if _installed:
         return
     from triton.runtime import interpreter

@@ -35,10 +35,10 @@ import traceback
 import torch
 
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
-from fuzz import thread_budget
-from fuzz.strategies import Case
+from fuzz.host import thread_budget
+from fuzz.search.strategies import Case
 from fuzz.submission import poison, progress
-from fuzz.trace import trace_calls
+from fuzz.judge.trace import trace_calls
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
 MODULE_NAME = "submission"  # the official harness does `from submission import custom_kernel`

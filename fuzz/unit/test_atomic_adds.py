@@ -8,9 +8,9 @@ import types
 
 import torch
 
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 from fuzz.submission import checks
-from fuzz.trace import float_atomic_adds
+from fuzz.judge.trace import float_atomic_adds
 from reference import acceptable_range, accumulation_bound, exact_gemm_from_inputs, round_to_bf16
 
 TTIR = """

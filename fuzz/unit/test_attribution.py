@@ -1,9 +1,9 @@
-"""fuzz.attribution: every planted fault is explained by the hypothesis that describes it."""
+"""fuzz.judge.attribution: every planted fault is explained by the hypothesis that describes it."""
 import torch
 
-from fuzz.attribution import FAILURE_CLASSES, describe_span, explain, failure_class, ranges
-from fuzz.strategies import Case
-from fuzz.unit.test_oracle import (
+from fuzz.judge.attribution import FAILURE_CLASSES, describe_span, explain, failure_class, ranges
+from fuzz.search.strategies import Case
+from fuzz.unit.oracle_subjects import (
     a_values,
     b_values,
     fp32_truncating_subject,
@@ -232,7 +232,7 @@ def test_examples_that_reach_a_new_launch_configuration_score_higher(monkeypatch
 
 
 def test_each_contract_breach_is_its_own_failure_class():
-    from fuzz.strategies import Case
+    from fuzz.search.strategies import Case
     from fuzz.submission.checks import CONTRACT_CLASSES, contract_issue
 
     case = Case(3, 64, 64)

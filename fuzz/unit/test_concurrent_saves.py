@@ -6,8 +6,8 @@ import os
 
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from fuzz.corpus import iter_corpus, load, save
-from fuzz.strategies import Case
+from fuzz.search.corpus import iter_corpus, load, save
+from fuzz.search.strategies import Case
 
 PROCESSES, ROUNDS = 8, 25
 KEYS = (b"shared-key", b"other-key")

@@ -1,15 +1,15 @@
-"""fuzz.corpus and fuzz.cards: round trips, stable order, and strict loading (each corrupt file names
+"""fuzz.search.corpus and fuzz.judge.cards: round trips, stable order, and strict loading (each corrupt file names
 itself and the bad field)."""
 import json
 
 import pytest
 import torch
 
-from fuzz.attribution import Finding
-from fuzz.cards import FailureCard
-from fuzz.corpus import CorpusError, iter_corpus, load, save
-from fuzz.oracle import check_product, official_reference, official_verdict
-from fuzz.strategies import Case
+from fuzz.judge.attribution import Finding
+from fuzz.judge.cards import FailureCard
+from fuzz.search.corpus import CorpusError, iter_corpus, load, save
+from fuzz.judge.oracle import check_product, official_reference, official_verdict
+from fuzz.search.strategies import Case
 from reference import exact_gemm_from_inputs
 
 CASE = Case(8, 192, 320, "transposed", "ties", "one_hot", -3, 5, ((1, 2, "nan"), (0, 0, "-0")), "random", 77)

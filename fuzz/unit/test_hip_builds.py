@@ -19,7 +19,7 @@ import pytest
 
 from fuzz.codegen import hip_gfx950
 from fuzz.codegen.hip_gfx950 import Diagnostic
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 from fuzz.submission import checks, hip_builds
 from fuzz.submission.runner import SubmissionRunner
 from kernels.platform import detect

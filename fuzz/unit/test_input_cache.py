@@ -1,4 +1,4 @@
-"""The shared B-side cache (fuzz/input_cache.py): a cached build is bitwise the uncached one (in memory and
+"""The shared B-side cache (fuzz/search/input_cache.py): a cached build is bitwise the uncached one (in memory and
 from disk, contract and beyond-contract K, random scale padding), callers get copies, a corrupt file is
 rebuilt, a code edit starts a new cache, and the folder stays under its size."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fuzz import input_cache
-from fuzz.strategies import Case
+from fuzz.search import input_cache
+from fuzz.search.strategies import Case
 
 LARGE = dict(m=3, n=1024, k=1024)  # N * K = 2^20: cached
 

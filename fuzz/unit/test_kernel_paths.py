@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from fuzz.oracle import accumulation_model
+from fuzz.judge.oracle import accumulation_model
 from kernels import asm, configs, dispatch, fused, helper
 from kernels.platform import detect
 from reference import accumulation_bound, acceptable_range, exact_gemm_from_inputs, generate_input, quantize_mxfp4

@@ -25,7 +25,7 @@ import textwrap
 
 import pytest
 
-from fuzz.mutants import MUTANTS, mutated_repo
+from fuzz.selfcheck.mutants import MUTANTS, mutated_repo
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -122,8 +122,104 @@ def layering_violations(root: pathlib.Path) -> list[str]:
     return found
 
 
+# Not our modules: submission files (they import task.py and each other as the runner's harness does).
+NOT_PRODUCT = ("fuzz/examples/",)
+# The emulated aiter keeps aiter's own package layout (user code imports those paths), and aiter's
+# modules import the package they are in: circles there are aiter's, not a layering of ours.
+CIRCLES_ALLOWED_UNDER = ("reference.emulation.aiter_emu.",)
+
+
+def is_test_module(dotted: str) -> bool:
+    leaf = dotted.rsplit(".", 1)[-1]
+    return leaf.startswith("test_") or leaf == "conftest"
+
+
+def our_modules(root: pathlib.Path) -> dict:
+    """dotted name -> relative path of every module of ours under ``root``."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        relative = pathlib.PurePosixPath(path.relative_to(root).as_posix())
+        if layer_of(relative) is None or str(relative).startswith(NOT_PRODUCT):
+            continue
+        modules[".".join(_module_name(relative))] = relative
+    return modules
+
+
+def import_graph(root: pathlib.Path) -> dict:
+    """module -> {(line, module of ours it imports)}, at any depth (inside functions too)."""
+    modules = our_modules(root)
+    graph = {}
+    for name, relative in modules.items():
+        edges = set()
+        for line, imported in imported_names(relative, (root / relative).read_text()):
+            if imported in modules and imported != name:
+                edges.add((line, imported))
+        graph[name] = edges
+    return graph
+
+
+def imports_of_test_modules(root: pathlib.Path) -> list[str]:
+    """Product modules importing a test module: what other code uses must live in a library module."""
+    found = []
+    for name, edges in import_graph(root).items():
+        if is_test_module(name):
+            continue
+        for line, imported in sorted(edges):
+            if is_test_module(imported):
+                found.append(f"{our_modules(root)[name]}:{line}: {name} imports the test module {imported}")
+    return found
+
+
+def import_circles(root: pathlib.Path) -> list[list[str]]:
+    """Groups of our modules that import one another in a circle (strongly connected, two or more)."""
+    graph = {name: {m for _, m in edges} for name, edges in import_graph(root).items()}
+    index, low, stack, on_stack, circles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node):  # Tarjan's algorithm
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 and not all(m.startswith(CIRCLES_ALLOWED_UNDER) for m in group):
+                circles.append(sorted(group))
+
+    import sys as _sys
+
+    limit = _sys.getrecursionlimit()
+    _sys.setrecursionlimit(max(limit, 10000))
+    try:
+        for node in sorted(graph):
+            if node not in index:
+                visit(node)
+    finally:
+        _sys.setrecursionlimit(limit)
+    return sorted(circles)
+
+
 def test_imports_point_one_way_oracle_platform_kernels_suite():
     assert layering_violations(REPO) == []
+
+
+def test_no_product_module_imports_a_test_module():
+    assert imports_of_test_modules(REPO) == []
+
+
+def test_no_import_circles():
+    assert import_circles(REPO) == []
 
 
 def test_the_checker_reads_this_repository():
@@ -178,7 +274,7 @@ BACK_IMPORTS = {
     "oracle imports the emulation relatively": ("reference/gemm.py", "from .emulation import select\n"),
     "oracle imports triton": ("reference/e2m1.py", "import triton.language as tl\n"),
     "oracle imports kernels": ("reference/layouts.py", "from kernels.triton_blocks import unshuffle_b_tile\n"),
-    "kernels import the suite": ("kernels/dispatch.py", "from fuzz.oracle import check\n"),
+    "kernels import the suite": ("kernels/dispatch.py", "from fuzz.judge.oracle import check\n"),
     "emulation imports triton before activating": (
         "reference/emulation/aiter_emu/aiter/ops/triton/gemm.py",
         "import triton\nfrom reference.emulation import triton_interpreter\ntriton_interpreter.activate()\n"),
@@ -187,6 +283,24 @@ BACK_IMPORTS = {
 
 def test_a_clean_tree_has_no_violations(tmp_path):
     assert layering_violations(write_tree(tmp_path, CLEAN_TREE)) == []
+
+
+def test_a_product_module_importing_a_test_module_is_caught(tmp_path):
+    tree = write_tree(tmp_path, {**CLEAN_TREE, "fuzz/test_paths.py": "SUBJECTS = {}\n",
+                                 "fuzz/selfcheck/nan_check.py": "def f():\n    from fuzz import test_paths\n"})
+    assert imports_of_test_modules(tree) == [
+        "fuzz/selfcheck/nan_check.py:2: fuzz.selfcheck.nan_check imports the test module fuzz.test_paths"]
+    helper = write_tree(tmp_path / "ok", {**CLEAN_TREE, "fuzz/judge/kernel_paths.py": "SUBJECTS = {}\n",
+                                          "fuzz/test_paths.py": "from fuzz.judge.kernel_paths import SUBJECTS\n"})
+    assert imports_of_test_modules(helper) == []  # a test importing a library module is the rule
+
+
+def test_an_import_circle_is_caught_even_through_a_function_level_import(tmp_path):
+    tree = write_tree(tmp_path, {**CLEAN_TREE,
+                                 "fuzz/submission/plugin.py": "def f():\n    from fuzz.submission.merge import M\n",
+                                 "fuzz/submission/merge.py": "from fuzz.submission.plugin import EXIT\n"})
+    assert import_circles(tree) == [["fuzz.submission.merge", "fuzz.submission.plugin"]]
+    assert import_circles(write_tree(tmp_path / "clean", CLEAN_TREE)) == []
 
 
 @pytest.mark.parametrize("case", BACK_IMPORTS, ids=list(BACK_IMPORTS))
@@ -231,7 +345,7 @@ assert not loaded, f"the emulation imported {loaded}"
 import kernels.triton_blocks
 assert sys.argv[1] in inspect.getsource(kernels.triton_blocks), "kernels/ is not the mutated copy"
 if device == "cpu":  # the interpreter: show the mutant changes what our quantizer computes
-    from fuzz.unit.test_triton_blocks import quantize_with_block
+    from fuzz.unit.block_quantizer import quantize_with_block
     ours = quantize_with_block(x, gfx950=False)
     want = quantize_mxfp4(x)
     assert not (torch.equal(ours[0], want[0]) and torch.equal(ours[1], want[1])), "the mutant is not live"

@@ -1,6 +1,7 @@
-"""The NaN/Inf measurement tool (fuzz.nan_check) on this tier: every placement the strategies draw,
+"""The NaN/Inf measurement tool (fuzz.selfcheck.nan_check) on this tier: every placement the strategies draw,
 classified against the oracle's NaN rules."""
-from fuzz import nan_check, oracle
+from fuzz.selfcheck import nan_check
+from fuzz.judge import oracle
 from fuzz.subjects import all_subjects
 from kernels.platform import detect
 

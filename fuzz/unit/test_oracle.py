@@ -1,10 +1,10 @@
-"""fuzz.oracle: a correct subject passes every rung, and each planted fault fails the rung meant to
+"""fuzz.judge.oracle: a correct subject passes every rung, and each planted fault fails the rung meant to
 catch it. The subjects here are pure torch (exact products, fp32 matmuls, deliberate bugs)."""
 import pytest
 import torch
 from hypothesis import given, settings
 
-from fuzz.oracle import (
+from fuzz.judge.oracle import (
     block_scaling,
     check_product,
     check_stage_a_quant,
@@ -14,52 +14,23 @@ from fuzz.oracle import (
     split_invariance,
     zero_blocks,
 )
-from fuzz.strategies import Case, cases, in_contract_shapes
+from fuzz.search.strategies import Case, cases, in_contract_shapes
+from fuzz.unit.oracle_subjects import (
+    Subject,
+    a_values,
+    b_values,
+    fp32_truncating_subject,
+    reference_subject,
+    rne,
+)
 from reference import (
     decode_e2m1,
     decode_e8m0,
-    dequantize_mxfp4,
-    e8m0_unshuffle,
     exact_gemm_from_inputs,
     quantize_mxfp4,
     round_to_bf16,
     unpack_e2m1,
 )
-
-
-def b_values(data) -> torch.Tensor:
-    _, _, B_q, _, B_scale_sh = data
-    return dequantize_mxfp4(B_q, e8m0_unshuffle(B_scale_sh, B_q.shape[0], B_q.shape[1] // 16))
-
-
-def a_values(A, scales_hook=None) -> torch.Tensor:
-    """A dequantized after quantize_mxfp4; ``scales_hook`` may corrupt the scale bytes first."""
-    packed, scales = quantize_mxfp4(A)
-    if scales_hook is not None:
-        scales = scales_hook(scales.clone())
-    return dequantize_mxfp4(packed, scales)
-
-
-def rne(v: torch.Tensor) -> torch.Tensor:
-    return round_to_bf16(v, "rne").to(torch.bfloat16)
-
-
-def truncate_to_bf16(x32: torch.Tensor) -> torch.Tensor:
-    return (x32.view(torch.int32) & ~0xFFFF).view(torch.float32).to(torch.bfloat16)
-
-
-def reference_subject(data):
-    return rne(a_values(data[0]) @ b_values(data).T)
-
-
-def fp32_truncating_subject(data):
-    """What the Triton interpreter does: an fp32 product, truncated to bf16."""
-    return truncate_to_bf16(a_values(data[0]).float() @ b_values(data).float().T)
-
-
-class Subject:
-    def __init__(self, fn, rounding="rne"):
-        self.custom_kernel, self.rounding = fn, rounding
 
 
 def randn_data(m=8, n=64, k=64, seed=1, **kw):
@@ -278,7 +249,7 @@ def test_zero_blocks_predicts_the_change_and_catches_a_byte_zero_bug():
     ("amd", ("payload", "saturate"), ("canonical",)),
 ])
 def test_a_nan_of_a_may_follow_each_rule_its_tier_documents_but_nothing_else(tier, accepted, refused):
-    from fuzz.oracle import check_product, check_stage_a_quant, nan_results
+    from fuzz.judge.oracle import check_product, check_stage_a_quant, nan_results
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     assert set(nan_results(tier)) == set(accepted)
@@ -320,7 +291,7 @@ def test_an_all_nan_groups_scale_is_the_quiet_nans_or_on_nvidia_the_canonical_na
     """An all-NaN group's amax is a NaN; the even rule's bit trick gives byte 254 for the quiet NaN and
     byte 0 for the canonical 0x7FFFFFFF (the carry reaches the sign). aiter's tl.max on an H200 gives the
     latter (canonical_max), accepted there only; a kernel mapping the NaN amax to Inf gives 254 anywhere."""
-    from fuzz.oracle import check_product, check_stage_a_quant
+    from fuzz.judge.oracle import check_product, check_stage_a_quant
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     nan_group = tuple((0, c, "nan" if c % 2 else "-nan") for c in range(32, 64))
@@ -337,7 +308,7 @@ def test_an_all_nan_groups_scale_is_the_quiet_nans_or_on_nvidia_the_canonical_na
 def test_scale_byte_zero_may_read_as_zero_only_where_tritons_software_dot_scaled_runs():
     """Subnormal blocks quantize to scale byte 0 (2^-127); Triton's tl.dot_scaled lowering on sm_90 reads
     it as 0. The nvidia tier accepts both products, the others only 2^-127; NaN leaking in fails anywhere."""
-    from fuzz.oracle import check_product
+    from fuzz.judge.oracle import check_product
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     data = Case(3, 64, 128, a_regime="subnormal", b_regime="randn", b_exponent=100, seed=4).build()[0]
@@ -356,7 +327,7 @@ def test_scale_byte_zero_may_read_as_zero_only_where_tritons_software_dot_scaled
 def test_a_mutant_reproducing_a_tiers_accepted_byte0_rule_is_equivalent_there_only():
     """byte0_as_zero is what sm_90's software tl.dot_scaled does: on the nvidia tier it cannot be killed
     by a correct suite, so --mutants skips it with the reason; on the tiers that decode 2^-127 it must die."""
-    from fuzz.mutants import MUTANTS
+    from fuzz.selfcheck.mutants import MUTANTS
 
     equivalent = {(m.name, tier) for m in MUTANTS for tier in ("cpu", "nvidia", "amd") if m.equivalence(tier)}
     assert equivalent == {("byte0_as_zero", "nvidia")}

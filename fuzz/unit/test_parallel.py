@@ -1,9 +1,9 @@
-"""pytest-xdist support (fuzz/parallel.py, fuzz/submission/merge.py): each worker pinned to one device
+"""pytest-xdist support (fuzz/host/parallel.py, fuzz/submission/merge.py): each worker pinned to one device
 with faked device counts, its thread share, the controller's device plan, and one submission report
 merged from the workers' parts."""
 import pytest
 
-from fuzz import parallel
+from fuzz.host import parallel
 from fuzz.submission.merge import merge
 
 

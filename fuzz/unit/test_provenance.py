@@ -12,7 +12,7 @@ import textwrap
 import pytest
 import torch
 
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 from fuzz.submission.checks import Program, raised_by, tier_limit
 from fuzz.submission.worker import describe_exception
 from fuzz.unit.fresh_process import run_fresh

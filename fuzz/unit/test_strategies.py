@@ -1,4 +1,4 @@
-"""fuzz.strategies: shapes keep their contracts, layouts and regimes are what they claim, cases are
+"""fuzz.search.strategies: shapes keep their contracts, layouts and regimes are what they claim, cases are
 deterministic and survive JSON, and everything shrinks to the simplest case."""
 import hashlib
 import json
@@ -11,9 +11,9 @@ from hypothesis import Phase, find, given, settings
 # could replay a non-minimal example) and a fixed, generous budget.
 SHRINK = settings(database=None, max_examples=500, phases=[Phase.generate, Phase.shrink])
 
-from fuzz.oracle import TIE_POINTS
-from fuzz.value_streams import LEGACY_STREAM, STREAMS, CounterStream, Mt19937Stream
-from fuzz.strategies import (
+from fuzz.judge.oracle import TIE_POINTS
+from fuzz.search.value_streams import LEGACY_STREAM, STREAMS, CounterStream, Mt19937Stream
+from fuzz.search.strategies import (
     ALL_REGIMES,
     BENCHMARK_SHAPES,
     FIXED_MAGNITUDE_REGIMES,

@@ -14,23 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 from fuzz.submission import checks
+from fuzz.submission.explicit_plan import EXAMPLES, TIER, VERDICTS, run_plan
 from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.runner import SubmissionRunner
 from kernels.platform import detect
 
 pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
 
-TIER = detect().tier  # the tier the verdicts are worded for
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # What only the CPU tier has: Triton's interpreter (program counts, its speed, stock-vs-patched) and the
 # CPU standing in for the CUDA device.
 interpreter_only = pytest.mark.skipif(not detect().interpreter, reason=(
     f"about the Triton interpreter or the CPU standing in for the CUDA device; this is the {detect().describe()}"))
-VERDICTS = ("official", "contract", "contract_beyond", "correctness", "immutability", "aliasing", "determinism",
-            "stale_in_place", "stale_reallocated", "stale_new_shape", "stale_recheck", "uninitialised")
 HIDDEN_FROM_OFFICIAL = ("stale_data_ptr_cache.py", "aliased_output.py", "graph_replay_reused_address.py",
                         "input_mutation.py", "wrong_tail.py", "hang.py")
 EXPECTED_FAILURES = {
@@ -65,28 +61,6 @@ EXPECTED_FAILURES = {
 # A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
 # along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.
 RUNNER_OPTIONS = {"per_group_quant_slow.py": dict(timeout=5, hard_cap=600)}
-
-
-def run_plan(ctx, m: int = 2, only=None) -> dict:
-    """Every verdict (or those named in ``only``) once, on explicit small cases with first dimension ``m``;
-    -> verdict -> Outcome."""
-    k_tail = 320  # K % 256 != 0
-    plan = {
-        "official": lambda: checks.check_official(ctx),
-        "contract": lambda: checks.check_contract(ctx, [Case(m, 64, 64, seed=1), Case(m + 1, 128, 128, seed=2)]),
-        "contract_beyond": lambda: checks.check_beyond_contract(ctx, Case(m, 64, 96, seed=3)),
-        "correctness": lambda: checks.check_correctness(ctx, Case(m, 64, k_tail, layout="row_sliced", seed=4)),
-        "immutability": lambda: checks.check_immutability(
-            ctx, Case(m, 64, 128, a_regime="every_class", b_regime="every_class", seed=5)),
-        "aliasing": lambda: checks.check_aliasing(ctx, Case(m, 64, 128, seed=6)),
-        "determinism": lambda: checks.check_determinism(ctx, Case(m, 64, 128, seed=7)),
-        "stale_in_place": lambda: checks.check_stale_in_place(ctx, Case(m, 64, 128, seed=8)),
-        "stale_reallocated": lambda: checks.check_stale_reallocated(ctx, Case(m, 64, 128, seed=9)),
-        "stale_new_shape": lambda: checks.check_stale_new_shape(ctx, Case(m, 64, 128, seed=10), m + 1),
-        "stale_recheck": lambda: checks.check_stale_recheck(ctx, Case(m, 64, 128, seed=11)),
-        "uninitialised": lambda: checks.check_uninitialised(ctx, Case(m, 64, 128, seed=12)),
-    }
-    return {name: check() for name, check in plan.items() if only is None or name in only}
 
 
 def table_for(name: str) -> dict:

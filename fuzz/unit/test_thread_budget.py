@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fuzz import thread_budget
+from fuzz.host import thread_budget
 
 
 def _env(tmp_path, cores=16, **extra) -> dict:
@@ -60,7 +60,7 @@ def test_apply_sets_the_variables_children_inherit_and_marks_them_ours():
 
 CHECK = textwrap.dedent("""
     import sys, time
-    from fuzz import thread_budget
+    from fuzz.host import thread_budget
     thread_budget.register("test")
     deadline = time.time() + 60
     while len(thread_budget.live_checks()) < int(sys.argv[1]) and time.time() < deadline:

@@ -1,4 +1,4 @@
-"""The tier-fidelity catalogue (fuzz/tier_fidelity.py) runs on this tier, and every claim it makes holds: an
+"""The tier-fidelity catalogue (fuzz/selfcheck/tier_fidelity.py) runs on this tier, and every claim it makes holds: an
 entry this tier says it models (or computes the same, or drops) has the gfx950 values in its probe."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fuzz import tier_fidelity as tf
+from fuzz.selfcheck import tier_fidelity as tf
 from fuzz.unit.fresh_process import run_fresh
 from kernels import platform
 
@@ -63,7 +63,7 @@ def test_on_stock_triton_the_patched_entries_lose_their_claim_and_diverge():
     values no longer, so a patch that stopped working would be seen by the claim test above."""
     result = run_fresh("import os\nos.environ['MXFP4_FUZZ_STOCK_TRITON'] = '1'\n", """
         import json
-        from fuzz import tier_fidelity as tf
+        from fuzz.selfcheck import tier_fidelity as tf
         names = ["exp2_of_integers", "bf16_conversions", "bf16_arithmetic", "signed_zero_minmax", "bf16_atomic_add",
                  "scalar_compare_mask"]
         print(json.dumps({r["name"]: [r["status"], r["agrees"]] for r in tf.run_catalogue(names)}))

@@ -8,44 +8,16 @@ import kernels  # noqa: F401  (switches Triton to the interpreter on this machin
 import triton
 import triton.language as tl
 from kernels.triton_blocks import (
-    mxfp4_quant_gfx950,
-    mxfp4_quant_portable,
     unshuffle_b_scales_tile,
     unshuffle_b_tile,
 )
 from kernels.platform import detect
-from reference.emulation import gfx950_asm
 
 DEVICE = detect().device
+from fuzz.unit.block_quantizer import quantize_with_block  # noqa: E402
 
 # NaN/Inf inputs make numpy (behind the interpreter) warn; they are the point of these tests.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-@triton.jit
-def _quantize_tile(x_ptr, packed_ptr, scales_ptr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
-                   GFX950: tl.constexpr):
-    rows = tl.arange(0, BLOCK_M)[:, None]
-    x = tl.load(x_ptr + rows * BLOCK_K + tl.arange(0, BLOCK_K)[None, :])
-    if GFX950:
-        packed, scales = mxfp4_quant_gfx950(x, BLOCK_M, BLOCK_K)
-    else:
-        packed, scales = mxfp4_quant_portable(x, BLOCK_M, BLOCK_K)
-    tl.store(packed_ptr + rows * (BLOCK_K // 2) + tl.arange(0, BLOCK_K // 2)[None, :], packed)
-    tl.store(scales_ptr + rows * (BLOCK_K // 32) + tl.arange(0, BLOCK_K // 32)[None, :], scales)
-
-
-def quantize_with_block(x: torch.Tensor, gfx950: bool):
-    m, k = x.shape
-    packed = torch.empty((m, k // 2), dtype=torch.uint8, device=DEVICE)
-    scales = torch.empty((m, k // 32), dtype=torch.uint8, device=DEVICE)
-    if gfx950:
-        if not (detect().interpreter or detect().is_gfx950):
-            pytest.skip(f"the gfx950 inline asm runs on gfx950 or on the interpreter's model, not on {detect().arch}")
-        if detect().interpreter:
-            assert gfx950_asm.install()
-    _quantize_tile[(1,)](x.contiguous().to(DEVICE), packed, scales, m, k, gfx950)
-    return packed.cpu(), scales.cpu()
 
 
 def bf16_from_bits(bits) -> torch.Tensor:
@@ -109,7 +81,7 @@ INPUTS = {"all_bf16_in_order": all_bf16_in_order, "all_bf16_shuffled": all_bf16_
 @pytest.mark.parametrize("make_input", INPUTS.values(), ids=INPUTS.keys())
 def test_portable_quant_block_matches_reference(make_input):
     quant = pytest.importorskip("reference.quant")
-    from fuzz.oracle import nan_results
+    from fuzz.judge.oracle import nan_results
 
     x = make_input()
     packed, scales = quantize_with_block(x, gfx950=False)

@@ -2,7 +2,7 @@
 
 References: torch's CPU conversions (RNE, subnormals kept) and fp32 arithmetic, and the outputs of the
 same kernels compiled on the H200 (docs/results/interpreter_vs_compiled_*.npz, recorded with
-``python -m fuzz.interpreter_check record``). A NaN output is compared as NaN: payloads are a backend's.
+``python -m fuzz.selfcheck.interpreter_check record``). A NaN output is compared as NaN: payloads are a backend's.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from fuzz import interpreter_check as check
+from fuzz.selfcheck import interpreter_check as check
 from reference.emulation import triton_interpreter
 
 pytestmark = pytest.mark.skipif(not triton.knobs.runtime.interpret,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from fuzz.strategies import Case
+from fuzz.search.strategies import Case
 from fuzz.submission import checks
 from fuzz.submission.runner import SubmissionRunner
-from fuzz.unit.test_submission_examples import EXAMPLES, TIER
+from fuzz.submission.explicit_plan import EXAMPLES, TIER
 
 pytestmark = pytest.mark.slow  # a worker per example
 

@@ -1,9 +1,9 @@
-"""fuzz.value_streams: the counter stream's primitives have the ranges and distributions the regimes rely
+"""fuzz.search.value_streams: the counter stream's primitives have the ranges and distributions the regimes rely
 on, its draws are independent of each other, and the mt19937 stream is torch's generator unchanged."""
 import pytest
 import torch
 
-from fuzz.value_streams import (QUANTILE_STEPS, CounterStream, Mt19937Stream, default_stream, make_stream,
+from fuzz.search.value_streams import (QUANTILE_STEPS, CounterStream, Mt19937Stream, default_stream, make_stream,
                                 normal_quantiles)
 
 
@@ -74,9 +74,9 @@ def test_streams_are_named_and_chosen_by_device():
 def test_the_suites_cases_draw_from_the_tiers_stream():
     from hypothesis import Phase, find, settings
 
-    from fuzz import test_paths
+    from fuzz.judge import kernel_paths
 
-    subject = test_paths.SUBJECTS["fused"]
-    case = find(test_paths.subject_cases(subject), lambda c: c.m > 1,
+    subject = kernel_paths.SUBJECTS["fused"]
+    case = find(kernel_paths.subject_cases(subject), lambda c: c.m > 1,
                 settings=settings(database=None, max_examples=50, phases=[Phase.generate]))
-    assert case.stream == default_stream(test_paths.TIER.device)
+    assert case.stream == default_stream(kernel_paths.TIER.device)

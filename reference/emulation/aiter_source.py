@@ -37,7 +37,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.emulation.select import exec_as_module
+from reference.emulation.module_exec import exec_as_module
 
 MODELLED_COMMIT = "f3be04a12a0c"  # the runner's aiter (gpu-mode/kernelbot docker/amd-docker.Dockerfile)
 

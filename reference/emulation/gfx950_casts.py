@@ -50,7 +50,7 @@ import os
 
 import numpy as np
 
-from reference.emulation.triton_interpreter import Patch, _swap, _undo_all, install_patches, uninstall_patches
+from reference.emulation.patch_registry import Patch, _swap, _undo_all, install_patches, uninstall_patches
 
 tl = None  # triton.language, imported on first use: the platform fixes Triton's mode before any import
 
@@ -440,7 +440,7 @@ def _interpreter_diverges() -> bool:
 
 
 def _builder_source(handle) -> tuple[str, np.ndarray] | None:
-    from reference.emulation.triton_interpreter import bf16_bits_to_f32
+    from reference.emulation.float_bits import bf16_bits_to_f32
 
     name = handle.dtype.scalar.name
     if name == "bf16":

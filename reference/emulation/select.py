@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.machinery
-import importlib.util
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from reference.emulation import triton_interpreter
+from reference.emulation.module_exec import exec_as_module
 
 # the Triton mode (interpreter where no GPU is visible, patched) before any aiter kernel is decorated
 triton_interpreter.activate()
@@ -110,21 +110,6 @@ def load_emulation(name: str = "aiter_emulated"):
         return sys.modules[name]
     module = exec_as_module(name, EMULATION_ROOT / "aiter" / "__init__.py", package_dir=EMULATION_ROOT / "aiter")
     _install_asm_model()
-    return module
-
-
-def exec_as_module(name: str, path: Path, package_dir: Path | None = None):
-    """Execute the file at ``path`` as module ``name`` (a package searching ``package_dir`` when given),
-    registered in sys.modules while it runs; nothing is left registered when it raises."""
-    search = None if package_dir is None else [str(package_dir)]
-    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
     return module
 
 

@@ -60,10 +60,16 @@ from __future__ import annotations
 import ast
 import functools
 import os
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
+
+from reference.emulation.float_bits import (  # noqa: F401  (bf16_bits_to_f32, f32_to_bf16_bits: this module's API too)
+    _to_bf16_bits_from_any,
+    _to_f32_round_to_odd,
+    bf16_bits_to_f32,
+    f32_to_bf16_bits,
+)
+from reference.emulation.patch_registry import Patch, _swap, _undo_all, install_patches, uninstall_patches  # noqa: F401
 
 
 def _gpu_visible() -> bool:
@@ -99,95 +105,11 @@ def activate() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Exact conversions on bit patterns (numpy), the model of what compiled code does
-
-
-def bf16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
-    """bf16 bit patterns -> fp32 values, exactly (subnormals, NaN payloads and all)."""
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def f32_to_bf16_bits(values: np.ndarray, rounding: str = "rtne") -> np.ndarray:
-    """fp32 -> bf16 bit patterns: round to nearest even (or toward zero), subnormals kept, Inf on
-    overflow; a NaN stays a quiet NaN with its sign and top payload bits."""
-    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    if rounding == "rtz":
-        out = u >> 16
-    else:
-        out = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16
-    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    out = np.where(nan, (u >> 16) | np.uint32(0x40), out)
-    return out.astype(np.uint16)
-
-
-def _to_f32_round_to_odd(values: np.ndarray) -> np.ndarray:
-    """float64 -> fp32 rounded to odd: a later rounding to bf16 (8 bits) is then a correct single
-    rounding of the float64 value (fp32 has 24 >= 8 + 2 bits)."""
-    x = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = x.astype(np.float32)
-        back = f.astype(np.float64)
-    inexact = (back != x) & ~np.isnan(x)
-    bits = f.view(np.uint32).copy()
-    # round toward zero first (step the magnitude down where fp32 rounded away), then force the last bit
-    away = inexact & (np.abs(back) > np.abs(x))
-    bits[away] -= np.uint32(1)
-    bits[inexact] |= np.uint32(1)
-    return bits.view(np.float32)
-
-
-def _to_bf16_bits_from_any(data: np.ndarray, src_is_bf16: bool = False) -> np.ndarray:
-    if src_is_bf16:
-        return data.astype(np.uint16)
-    if data.dtype in (np.float32, np.float16):
-        return f32_to_bf16_bits(data.astype(np.float32))
-    return f32_to_bf16_bits(_to_f32_round_to_odd(data.astype(np.float64)))
-
-
-# ---------------------------------------------------------------------------------------------------
 # The patch registry
-
-
-@dataclass(frozen=True)
-class Patch:
-    name: str
-    divergence: str  # what stock Triton's interpreter does that compiled Triton does not
-    checked: tuple  # Triton versions on which the divergence was seen and the patch verified
-    diverges: Callable[[], bool]  # probe on the stock interpreter: is the divergence still there?
-    apply: Callable[[], Callable[[], None]]  # installs; returns the function that uninstalls
 
 
 _installed: dict = {}  # name -> uninstall
 _shims_used: dict = {}  # shim name -> first "file:line" it was needed at
-
-
-def _version() -> tuple:
-    import triton
-
-    return tuple(int(p) for p in triton.__version__.split("+")[0].split(".")[:2])
-
-
-def _gated(patch: Patch) -> bool:
-    """Apply where the divergence is known (checked versions and newer) and the probe still sees it."""
-    oldest = min(tuple(int(p) for p in v.split(".")[:2]) for v in patch.checked)
-    return _version() >= oldest and patch.diverges()
-
-
-def install_patches(patches, registry: dict, names=None) -> list:
-    """Apply every (or the named) patch of ``patches`` whose gate says this Triton needs it and that
-    ``registry`` (name -> uninstall) does not hold yet; returns the names installed now."""
-    done = []
-    for patch in patches:
-        if (names is None or patch.name in names) and patch.name not in registry and _gated(patch):
-            registry[patch.name] = patch.apply()
-            done.append(patch.name)
-    return done
-
-
-def uninstall_patches(registry: dict, names=None) -> None:
-    for name in reversed(list(registry)):  # last in, first out: later patches may wrap earlier ones
-        if names is None or name in names:
-            registry.pop(name)()
 
 
 def install(names=None) -> list:
@@ -222,24 +144,6 @@ def _forget_rewritten_functions() -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     InterpretedFunction.rewritten_fn.clear()
-
-
-def _swap(obj, name: str, value) -> Callable[[], None]:
-    original = obj.__dict__[name] if name in obj.__dict__ else getattr(obj, name)
-    setattr(obj, name, value)
-
-    def undo():
-        setattr(obj, name, original)
-
-    return undo
-
-
-def _undo_all(undos) -> Callable[[], None]:
-    def undo():
-        for u in reversed(undos):
-            u()
-
-    return undo
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from fuzz.cards import FailureCard
-from fuzz.strategies import Case, FieldError
+from fuzz.judge.cards import FailureCard
+from fuzz.search.strategies import Case, FieldError
 
-CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus"
 FORMAT_VERSION = 1
 _KEYS = ("format", "case", "card")
 
@@ -100,7 +100,7 @@ def load(path) -> CorpusEntry:
         raise CorpusError(path, "case" if e.field == "case" else f"case.{e.field}", e.reason) from None
     if path.stem != case.id():
         raise CorpusError(path, "case", f"content hash is {case.id()}, not the file name: the case was edited "
-                          "(save it again with fuzz.corpus.save to get a file named after its content)")
+                          "(save it again with fuzz.search.corpus.save to get a file named after its content)")
     card_obj, card = obj["card"], None
     if card_obj is not None:
         if not isinstance(card_obj, dict):

@@ -12,7 +12,7 @@ top of the root conftest, before ``kernels`` imports torch and touches a device:
 * Every worker, CPU or GPU: ``cores // workers`` threads (at least 1) for torch, OpenMP and BLAS,
   so K interpreters do not fight over the cores. The variables are inherited by what the worker
   starts (the submission's worker process, mutant runs), so they stay within the share too. Each
-  worker then registers as one check (fuzz/thread_budget.py): other checks on the host shrink the share.
+  worker then registers as one check (fuzz/host/thread_budget.py): other checks on the host shrink the share.
 
 Pure functions of an environment mapping, so tests fake any device count (fuzz/unit/test_parallel.py).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from fuzz.thread_budget import MARK_VAR, THREAD_VARS
+from fuzz.host.thread_budget import MARK_VAR, THREAD_VARS
 
 PLAN_VAR = "MXFP4_FUZZ_DEVICES"  # "<VARIABLE>:<id>,<id>,..." written by the controller, "" without a GPU
 DEVICE_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")  # HIP honours both; ROCR_* is left alone
@@ -57,7 +57,7 @@ def pin(environ, worker: str, workers: int, cores: int) -> dict:
     threads = str(max(1, cores // max(1, workers)))
     for name in THREAD_VARS:
         pinned[name] = environ[name] = threads
-    environ[MARK_VAR] = threads  # ours, not the user's: fuzz/thread_budget.py may resize it
+    environ[MARK_VAR] = threads  # ours, not the user's: fuzz/host/thread_budget.py may resize it
     return pinned
 
 

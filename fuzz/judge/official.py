@@ -3,15 +3,15 @@ fresh inputs, |y - ref| <= 1e-2 + 1e-2 |ref| with NaN/Inf agreement. ``ref`` is 
 aiter's ASM kernel (the exact product rounded once), so this is the official check as strong as it
 can be. Used for the "ours vs official" mutant table.
 
-    python -m fuzz.official [--json PATH]     # checks kernels.dispatch.custom_kernel
+    python -m fuzz.judge.official [--json PATH]     # checks kernels.dispatch.custom_kernel
 """
 from __future__ import annotations
 
 import argparse
 import json
 
-from fuzz import oracle
-from fuzz.strategies import OFFICIAL_TEST_SHAPES
+from fuzz.judge import oracle
+from fuzz.search.strategies import OFFICIAL_TEST_SHAPES
 from kernels.platform import detect
 from reference import exact_gemm_from_inputs, generate_input
 
@@ -35,7 +35,7 @@ def official_check(custom_kernel, shapes=OFFICIAL_TEST_SHAPES, device=None) -> l
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fuzz.official", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m fuzz.judge.official", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     from reference.emulation.select import use_aiter

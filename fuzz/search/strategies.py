@@ -24,9 +24,9 @@ from reference.gemm import BF16_MAX
 from reference.inputs import E8M0, FP4X2
 from reference.quant import BLOCK
 
-from fuzz import input_cache
-from fuzz.oracle import TIE_POINTS
-from fuzz.value_streams import LEGACY_STREAM, STREAMS, make_stream
+from fuzz.search import input_cache
+from fuzz.judge.oracle import TIE_POINTS
+from fuzz.search.value_streams import LEGACY_STREAM, STREAMS, make_stream
 
 OFFICIAL_TEST_SHAPES = ((8, 2112, 7168), (16, 3072, 1536), (64, 3072, 1536), (256, 2880, 512))
 BENCHMARK_SHAPES = (
@@ -52,7 +52,7 @@ MAX_SEED = 2**32 - 1
 
 # ---------------------------------------------------------------------------------------------------
 # Value regimes: (stream, rows, k, exponent) -> float64 [rows, k] on stream.device, every value exact in
-# bf16 or rounded to it by the caller. ``stream`` is a fuzz.value_streams stream: the same regime code
+# bf16 or rounded to it by the caller. ``stream`` is a fuzz.search.value_streams stream: the same regime code
 # draws from torch's CPU generator or from the device-side counter stream. Listed simplest first: a
 # shrinking regime moves toward "randn".
 
@@ -230,7 +230,7 @@ FIXED_MAGNITUDE_REGIMES = ("subnormal", "near_max", "every_class")  # they ignor
 
 
 def regime_values(regime: str, stream, rows: int, k: int, exponent: int) -> torch.Tensor:
-    """bf16 [rows, k] contiguous on ``stream.device`` (a fuzz.value_streams stream): the regime's values,
+    """bf16 [rows, k] contiguous on ``stream.device`` (a fuzz.search.value_streams stream): the regime's values,
     clamped to bf16's finite range (so Inf only ever comes from an explicit special), except for the
     integrity regimes, whose Inf and NaN are the point."""
     if regime in INTEGRITY_REGIMES:
@@ -338,7 +338,7 @@ class Case:
     ``specials`` are (row, col, kind) placements in A, kind in SPECIAL_KINDS. ``a_exponent`` /
     ``b_exponent`` scale the regimes by powers of two. ``scale_pad_fill`` is the byte in B_scale_sh's
     padding (an int) or "random" (bytes from the case's stream). ``stream`` names where the values come
-    from (fuzz.value_streams): a seed means the same tensors on every tier within one stream.
+    from (fuzz.search.value_streams): a seed means the same tensors on every tier within one stream.
     """
 
     m: int
@@ -587,7 +587,7 @@ def cases(
 ):
     """A ``Case`` (build it with ``case.build()``). ``shapes`` defaults to ``in_contract_shapes()``;
     the other arguments restrict what is drawn; ``stream`` is not drawn (see
-    fuzz.value_streams.default_stream). Shrinks toward Case(1, 64, 64) with contiguous A,
+    fuzz.search.value_streams.default_stream). Shrinks toward Case(1, 64, 64) with contiguous A,
     randn operands, exponent 0, no specials, pad fill 0 and seed 0."""
     m, n, k = draw(shapes if shapes is not None else in_contract_shapes())
     layout = draw(st.sampled_from(layouts))

@@ -101,14 +101,14 @@ TIER_NAN_RESULTS = {
     # runs on our instruction model there, which saturates (+-6: an assumption, see gfx950_asm.py).
     "cpu": ("payload", "saturate"),
     # PTX ISA: fp32 arithmetic on a NaN operand returns the canonical NaN 0x7FFFFFFF (code 0x4, +2 x scale,
-    # whatever the sign); measured for Triton and torch on an H200 on 2026-11-30 (python -m fuzz.nan_check).
+    # whatever the sign); measured for Triton and torch on an H200 on 2026-11-30 (python -m fuzz.selfcheck.nan_check).
     # A quantizer that scales NaNs without arithmetic (bit operations, like the example submission)
     # keeps the payload. canonical_max: aiter's quantizer takes an all-NaN group's amax with tl.max, which
     # is canonical too (scale byte 0); measured on the H200 on 2026-12-01 through the emulated aiter.
     "nvidia": ("canonical", "payload", "canonical_max"),
     # AMD's ISA guides: in IEEE mode (the default for compute kernels) arithmetic quiets and propagates
     # NaN inputs, i.e. keeps the payload; gfx950's v_cvt_scalef32_pk_fp4_* maps NaN to +-6 per AMD's
-    # software models (assumed). Not measured by us: python -m fuzz.nan_check on an MI355X says.
+    # software models (assumed). Not measured by us: python -m fuzz.selfcheck.nan_check on an MI355X says.
     "amd": ("payload", "saturate"),
 }
 # What E8M0 scale byte 0 multiplies by in a product computed on each tier (reference.gemm's ``byte0``).

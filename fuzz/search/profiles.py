@@ -27,7 +27,7 @@ SHAPE_CAPS = {
     "deep": dict(max_m=40, max_n=256, max_k=1024),
     "gpu": dict(max_m=256, max_n=2048, max_k=4096),
 }
-# Production K (fuzz.strategies.production_shapes): K up to 8192 with thin N and small M, drawn for
+# Production K (fuzz.search.strategies.production_shapes): K up to 8192 with thin N and small M, drawn for
 # ``share`` percent of the examples of the kernels/ tests that use it (an interpreted call costs about
 # 0.2 to 2 s there, measured on the 2-core CPU: see the README) and ``submission_share`` percent of a
 # submission's correctness, contract and determinism examples (a bug there must show in 20 examples).
@@ -45,7 +45,7 @@ for _name, _kw in PROFILES.items():
 
 def load(name: str | None, database=None) -> None:
     """Load a profile; None picks gpu where a GPU is visible, smoke elsewhere. ``database``: a
-    Hypothesis example database to use instead of the default (see fuzz/example_db.py)."""
+    Hypothesis example database to use instead of the default (see fuzz/search/example_db.py)."""
     global _active
     if name is None:
         from kernels.platform import detect

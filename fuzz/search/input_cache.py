@@ -28,9 +28,9 @@ MIN_ELEMENTS = 1 << 20
 MEMORY_BYTES = 320 << 20
 DISK_BYTES = 1 << 30
 ENV = "MXFP4_FUZZ_INPUT_CACHE"
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 # the code that decides the bytes of B, B_q, B_shuffle and B_scale_sh
-_SOURCES = ("fuzz/strategies.py", "fuzz/value_streams.py", "reference/inputs.py", "reference/quant.py",
+_SOURCES = ("fuzz/search/strategies.py", "fuzz/search/value_streams.py", "reference/inputs.py", "reference/quant.py",
             "reference/e2m1.py", "reference/e8m0.py", "reference/layouts.py", "reference/__init__.py")
 
 _memory: OrderedDict = OrderedDict()

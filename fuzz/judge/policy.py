@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kernels.dispatch import CallRecord
 
-POLICY_FILE = pathlib.Path(__file__).resolve().parent.parent / "kernels" / "path_policy.json"
+POLICY_FILE = pathlib.Path(__file__).resolve().parents[2] / "kernels" / "path_policy.json"
 TIERS = ("cpu", "nvidia", "amd")
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from fuzz.attribution import failure_class
-from fuzz.strategies import Case, FieldError
+from fuzz.judge.attribution import failure_class
+from fuzz.search.strategies import Case, FieldError
 
 REPLAY_COMMAND = "python -m pytest fuzz --replay {path}"
 
@@ -29,7 +29,7 @@ class FailureCard:
     official_summary: str = ""
     dispatch: dict = field(default_factory=dict)  # the subject's last_dispatch metadata
     corpus_file: str = ""  # where the case is saved, relative to the repository root
-    trace: list = field(default_factory=list)  # fuzz.trace lines of the failing call: aiter calls, Triton launches
+    trace: list = field(default_factory=list)  # fuzz.judge.trace lines of the failing call: aiter calls, Triton launches
     failure_class: str = ""  # attribution.failure_class of the findings: what kind of wrong
 
     @classmethod

@@ -4,8 +4,8 @@ The same tiny kernels run compiled on a GPU (``record``: writes their outputs) a
 interpreter on the CPU (``compare``: runs them and writes a table against the recorded outputs). Inputs
 are deterministic, so the two halves can run on different machines:
 
-    python -m fuzz.interpreter_check record --out compiled.npz          # on a GPU (the device tool: H200)
-    python -m fuzz.interpreter_check compare compiled.npz --json table.json   # on the CPU tier
+    python -m fuzz.selfcheck.interpreter_check record --out compiled.npz          # on a GPU (the device tool: H200)
+    python -m fuzz.selfcheck.interpreter_check compare compiled.npz --json table.json   # on the CPU tier
 
 Tables: every bf16 bit pattern widened to fp32 and to fp16; fp32 patterns at every bf16 rounding
 boundary (each bf16 value and +1, half-1, half, half+1, next-1 ulps of fp32 above it: ties, subnormals,
@@ -199,7 +199,7 @@ def compare_file(path: str) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fuzz.interpreter_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m fuzz.selfcheck.interpreter_check", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="run the kernels compiled on a GPU and save their outputs")
     rec.add_argument("--out", required=True)

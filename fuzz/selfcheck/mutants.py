@@ -1,5 +1,5 @@
 """The shipped mutants of kernels/: the historical bug classes of amd-mxfp4-mm submissions, each a
-one-place source edit. ``pytest fuzz --mutants`` (or ``python -m fuzz.mutants``) applies each to a
+one-place source edit. ``pytest fuzz --mutants`` (or ``python -m fuzz.selfcheck.mutants``) applies each to a
 copy of the package and runs the fuzz suite against it; a mutant is killed when the suite fails.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Callable
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 class StaleMutant(RuntimeError):
@@ -40,11 +40,11 @@ class Mutant:
 
 
 def _byte0_already_zero(tier: str) -> str | None:
-    from fuzz import oracle
+    from fuzz.judge import oracle
 
     if "zero" in oracle.scale_byte0_rules(tier):
         return (f"equivalent on the {tier} tier: its tl.dot_scaled already decodes E8M0 byte 0 as 0 (Triton's "
-                "software lowering, measured on the H200), which the oracle accepts there (fuzz/oracle.py "
+                "software lowering, measured on the H200), which the oracle accepts there (fuzz/judge/oracle.py "
                 "TIER_SCALE_BYTE0); killable on gfx950, whose MFMA-scale decodes 2^-127")
     return None
 
@@ -137,14 +137,14 @@ def mutated_repo(mutant: Mutant, root: pathlib.Path) -> pathlib.Path:
 
 
 def official_verdict_of(mutant: Mutant, timeout: float = 900) -> dict:
-    """The official 4-shape test-mode check on the mutated kernels (python -m fuzz.official)."""
+    """The official 4-shape test-mode check on the mutated kernels (python -m fuzz.judge.official)."""
     import subprocess
     import sys
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
         root = mutated_repo(mutant, pathlib.Path(tmp))
-        proc = subprocess.run([sys.executable, "-m", "fuzz.official"], cwd=root, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "fuzz.judge.official"], cwd=root, capture_output=True, text=True,
                               timeout=timeout)
         return {"mutant": mutant.name, "caught": proc.returncode != 0, "output": (proc.stdout + proc.stderr)[-2000:]}
 
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m fuzz.mutants", description="Mutation self-check of the fuzz suite.")
+    parser = argparse.ArgumentParser(prog="python -m fuzz.selfcheck.mutants", description="Mutation self-check of the fuzz suite.")
     parser.add_argument("--only", action="append", help="run only these mutants (repeatable)")
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--json", help="write the results here")

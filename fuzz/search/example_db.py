@@ -22,7 +22,7 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 LOCAL_DEFAULT = REPO / ".hypothesis" / "examples"
 
 

@@ -1,8 +1,8 @@
 """Where the local tiers compute differently from gfx950 compiled Triton: a catalogue that probes itself.
 
-    python -m fuzz.tier_fidelity                  # run every probe on this machine's tier, print the table
-    python -m fuzz.tier_fidelity --json out.json  # the same, written as JSON (the H200 run fills docs/tier_fidelity.md)
-    python -m fuzz.tier_fidelity --gfx950         # also AOT-compile each probe for gfx950 here (no GPU) and
+    python -m fuzz.selfcheck.tier_fidelity                  # run every probe on this machine's tier, print the table
+    python -m fuzz.selfcheck.tier_fidelity --json out.json  # the same, written as JSON (the H200 run fills docs/tier_fidelity.md)
+    python -m fuzz.selfcheck.tier_fidelity --gfx950         # also AOT-compile each probe for gfx950 here (no GPU) and
                                                   # compare its instructions with the recorded ones
 
 Each entry is one construct a submission may use. Its probe runs a tiny Triton kernel on this machine's
@@ -542,7 +542,7 @@ CATALOGUE = (
           "v_mul_f32 in IEEE mode: NaN inputs quieted, payload and sign propagated (AMD ISA; documented, not "
           "measured)",
           lambda: {"NaN(0x7fc01234)*2, NaN(0xffc00001)*2": ["0x7fc01234", "0xffc00001"]},
-          "AMD ISA (IEEE mode); not measured on an MI355X (python -m fuzz.nan_check there)",
+          "AMD ISA (IEEE mode); not measured on an MI355X (python -m fuzz.selfcheck.nan_check there)",
           "canonical NaN 0x7fffffff for both (2026-11-30, docs/gpu_tier.md)", "payload kept (numpy)",
           _fixed(("same", "numpy keeps the payload; no verdict compares NaN payloads of outputs"),
                  ("tolerated", "oracle NaN rules per tier (TIER_NAN_RESULTS: canonical, canonical_max)"))),
@@ -683,8 +683,8 @@ def derive_gfx950(names=None, timeout: float = 300) -> dict:
         return {"*": {"error": f"no AMD backend in this Triton: {error}"}}
     env = dict(os.environ, TRITON_INTERPRET="0")
     env.pop("TRITON_CACHE_DIR", None)
-    argv = [sys.executable, "-m", "fuzz.tier_fidelity", "--derive-worker"] + (list(names) if names else [])
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    argv = [sys.executable, "-m", "fuzz.selfcheck.tier_fidelity", "--derive-worker"] + (list(names) if names else [])
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.run(argv, env=env, cwd=repo, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         return {"*": {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}}
@@ -722,7 +722,7 @@ def format_table(rows: list, derived: dict | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fuzz.tier_fidelity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m fuzz.selfcheck.tier_fidelity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="PATH", help="write the rows (values, gfx950 values, statuses) as JSON")
     parser.add_argument("--gfx950", action="store_true", help="AOT-compile each probe for gfx950 here and compare "
                         "its instructions with the recorded ones (no GPU; a few seconds)")

@@ -1,7 +1,7 @@
 """What this tier's arithmetic does to NaN and Inf elements of A: measured, per quantizer, against the
 oracle's NaN rules (reference.quant: payload, canonical, saturate).
 
-    python -m fuzz.nan_check [--json table.json] [--gemm]     # on any tier; on a GPU it compiles
+    python -m fuzz.selfcheck.nan_check [--json table.json] [--gemm]     # on any tier; on a GPU it compiles
 
 For every value regime and every special kind the strategies place (quiet NaN of both signs, +-Inf,
 -0), one case puts the special at the four placements below in A (a group's first element, a group's
@@ -10,9 +10,9 @@ with Inf in a group. Each quantizer on this tier quantizes A; its bytes are comp
 ``quantize_mxfp4(A, nan=rule)`` for every rule, and the rules it matches bit for bit on every case are
 reported. The tier's own multiply is measured too: ``x * 2^-s`` on the device, classified by the NaN
 bits it returns. ``--gemm`` also runs every subject of the suite on each case through
-``test_paths.run_and_judge`` (the verdict a fuzz run gives): there must be no failure.
+``kernel_paths.run_and_judge`` (the verdict a fuzz run gives): there must be no failure.
 
-A rule the quantizer matches but the tier does not accept (fuzz.oracle.TIER_NAN_RESULTS) is a false
+A rule the quantizer matches but the tier does not accept (fuzz.judge.oracle.TIER_NAN_RESULTS) is a false
 alarm waiting to happen; a quantizer matching no rule is a bug or an undocumented behaviour.
 """
 from __future__ import annotations
@@ -24,7 +24,8 @@ import time
 
 import torch
 
-from fuzz import oracle, strategies
+from fuzz.judge import oracle
+from fuzz.search import strategies
 from kernels import platform
 from reference.quant import NAN_RESULTS, block_amax, power_of_two, quantize_mxfp4
 from reference.e8m0 import scale_exponent
@@ -106,9 +107,9 @@ def run(gemm: bool = False) -> dict:
     quants = quantizers()
     subjects = []
     if gemm:
-        from fuzz import test_paths
+        from fuzz.judge import kernel_paths
 
-        subjects = [s for s in test_paths.SUBJECTS.values() if s.available()[0]]
+        subjects = [s for s in kernel_paths.SUBJECTS.values() if s.available()[0]]
     for kind, label, case in cases():
         A = case.build(device)[0][0]
         table["multiply"].setdefault(kind, []).append(sorted(multiply_rule(A)))
@@ -120,10 +121,10 @@ def run(gemm: bool = False) -> dict:
         for subject in subjects:
             if not subject.places_nan and "nan" in label.lower():
                 continue
-            from fuzz import test_paths
+            from fuzz.judge import kernel_paths
 
             try:
-                card = test_paths.run_and_judge(subject, case)
+                card = kernel_paths.run_and_judge(subject, case)
                 outcome = "pass" if card is None else "FAIL: " + card.render().splitlines()[0]
             except Exception as exc:  # a path that raises is reported, not fatal to the table
                 outcome = f"ERROR: {type(exc).__name__}: {exc}"[:300]
@@ -178,7 +179,7 @@ def verdict(table: dict) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fuzz.nan_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m fuzz.selfcheck.nan_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", help="write the table here")
     parser.add_argument("--gemm", action="store_true", help="also judge every subject's GEMM on each case")
     parser.add_argument("--aiter", default="auto", choices=("auto", "real", "emulated"))

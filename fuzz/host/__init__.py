@@ -1,0 +1,1 @@
+"""How checks share a machine: pytest-xdist workers pinned to devices, and the thread budget of concurrent checks."""

@@ -1,0 +1,58 @@
+"""What the submission report says in words and codes, shared by the plugin (one process) and the merge
+of xdist workers' reports (fuzz/submission/merge.py): the test module and verdict names, the exit code of
+an inconclusive run, and the terminal lines of launch configurations and tier notes."""
+from __future__ import annotations
+
+TEST_MODULE = "test_submission.py"
+# Exit codes of a submission run: pytest's (0 every verdict passed, 1 a verdict failed, 2-5 pytest's
+# own), and EXIT_NOT_RUN when nothing failed but some verdicts could not run on this tier (too slow for
+# the interpreter, needs hipcc / a ROCm GPU, an unmodelled API): inconclusive, not a pass.
+EXIT_NOT_RUN = 6
+
+
+def test_name(nodeid: str) -> str:
+    """``correctness`` from ``fuzz/test_submission.py::test_correctness[x]@group`` (xdist's loadgroup
+    appends the group)."""
+    return nodeid.split("::")[-1].split("[")[0].split("@")[0].removeprefix("test_")
+
+
+def official_launches_not_fuzzed(verdicts: list) -> list:
+    """The launch configurations the official check ran that no fuzzed example of another verdict
+    reached (from the report's verdicts): a configuration only the official shapes use is one the
+    fuzzing says nothing about. On the CPU tier the official shapes run with N narrowed, so their grid
+    classes are the narrowed ones."""
+    official = next((v for v in verdicts if v["verdict"] == "official"), None)
+    if official is None:
+        return []
+    fuzzed = {launch["config"] for v in verdicts if v["verdict"] not in ("official", "loads")
+              for launch in v.get("launch_configs", [])}
+    return [launch["config"] for launch in official.get("launch_configs", []) if launch["config"] not in fuzzed]
+
+
+def launch_lines(verdicts: list) -> list:
+    """The terminal lines of the launch configurations each verdict reached, then the official ones
+    fuzzing never reached."""
+    lines = []
+    for verdict in verdicts:
+        for i, launch in enumerate(verdict.get("launch_configs", [])):
+            lines.append(f"{'launches' if i == 0 else '':<11} {verdict['verdict']}: {launch['config']} "
+                         f"({launch['examples']} examples)")
+    official = next((v for v in verdicts if v["verdict"] == "official"), None)
+    if official is not None and official.get("launch_configs"):
+        missed = official_launches_not_fuzzed(verdicts)
+        lines += [f"unfuzzed    {config}: the official shapes ran it, no fuzzed example did" for config in missed]
+        if not missed:
+            lines.append("unfuzzed    none: fuzzing reached every launch configuration of the official shapes")
+    return lines
+
+
+def tier_notes_lines(notes: dict) -> list:
+    lines = []
+    if notes["device_emulated"]:
+        lines.append("device      CUDA device stood in by the CPU (tensors on 'cuda' live on the CPU; "
+                     "torch.cuda answers as on an MI355X)")
+    for kernel, k in notes["autotune"].items():
+        lines.append(f"autotune    {kernel}: configs checked {sorted(k['checked'])} of {len(k['configs'])}")
+    for shim, where in notes["shims"].items():
+        lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
+    return lines
