@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from reference.emulation.select import AiterInfo, load_emulation, use_aiter
-from reference.gemm import ExactProduct, acceptable_range, accumulation_bound
-from reference.layouts import e8m0_unshuffle
+from reference.oracle.gemm import ExactProduct, acceptable_range, accumulation_bound
+from reference.oracle.layouts import e8m0_unshuffle
 
 EMULATION_NAME = "aiter_emulated"
 
@@ -38,7 +38,7 @@ def emulated(module: str = ""):
 
 
 def assert_within_bound(out: torch.Tensor, exact: ExactProduct, rounding: str, splits: int = 1) -> None:
-    """Every element of ``out`` lies where a correct fp32-accumulating kernel's result may (reference.gemm)."""
+    """Every element of ``out`` lies where a correct fp32-accumulating kernel's result may (reference.oracle.gemm)."""
     assert out.shape == exact.value.shape, f"shape {tuple(out.shape)} != {tuple(exact.value.shape)}"
     lo, hi = acceptable_range(exact, accumulation_bound(exact, splits), rounding)
     got = out.to(device=lo.device, dtype=torch.float64)

@@ -91,7 +91,7 @@ def measure_copy_bandwidth(device, nbytes: int = COPY_BYTES, samples: int = 10) 
 
 
 def count_outside_bound(y: torch.Tensor, data, splits: int, rounding: str) -> int:
-    """Elements of ``y`` outside what a correct fp32-accumulating kernel may return (reference.gemm);
+    """Elements of ``y`` outside what a correct fp32-accumulating kernel may return (reference.oracle.gemm);
     elements where an fp32 intermediate may overflow are not counted."""
     from fuzz.judge.oracle import accumulation_model
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import torch
 
 from reference import accumulation_bound, dequantize_mxfp4, e8m0_unshuffle, exact_gemm, exact_gemm_from_inputs
-from reference.gemm import ExactProduct
-from reference.quant import BLOCK
+from reference.oracle.gemm import ExactProduct
+from reference.oracle.quant import BLOCK
 
 from fuzz.judge.oracle import as_f64, bf16_ulp, failure_mask
 

@@ -24,8 +24,8 @@ from reference import (
     round_to_bf16,
     unpack_e2m1,
 )
-from reference.gemm import ExactProduct
-from reference.quant import BLOCK
+from reference.oracle.gemm import ExactProduct
+from reference.oracle.quant import BLOCK
 
 TIE_POINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)  # e2m1 midpoints: |x / scale| exactly between two codes
 # Known wrong quantizers a mismatching subject is compared against, to name its mistake.
@@ -93,7 +93,7 @@ def failure_mask(y64: torch.Tensor, exact: ExactProduct, bound: torch.Tensor, ro
 
 
 # What each tier's arithmetic makes of a NaN element of A when a quantizer scales it (x * 2^-s), as
-# reference.quant's ``nan`` rules; the first is what the tier's own arithmetic does. A subject whose
+# reference.oracle.quant's ``nan`` rules; the first is what the tier's own arithmetic does. A subject whose
 # output matches any of its tier's rules passes: these are documented hardware behaviours, not bugs.
 # NaN in an output element whose exact product is finite fails under every rule.
 TIER_NAN_RESULTS = {
@@ -111,7 +111,7 @@ TIER_NAN_RESULTS = {
     # software models (assumed). Not measured by us: python -m fuzz.selfcheck.nan_check on an MI355X says.
     "amd": ("payload", "saturate"),
 }
-# What E8M0 scale byte 0 multiplies by in a product computed on each tier (reference.gemm's ``byte0``).
+# What E8M0 scale byte 0 multiplies by in a product computed on each tier (reference.oracle.gemm's ``byte0``).
 # On NVIDIA GPUs without MX matrix instructions (sm_90: H200/H100) Triton lowers ``tl.dot_scaled`` in
 # software (DecomposeScaledBlocked: scaleTo16 shifts the byte into a bf16 exponent field), so byte 0 is
 # +0.0, not 2^-127: a block whose scale byte is 0 (A or B: all-zero or subnormal blocks) contributes

@@ -30,8 +30,8 @@ DISK_BYTES = 1 << 30
 ENV = "MXFP4_FUZZ_INPUT_CACHE"
 _ROOT = Path(__file__).resolve().parents[2]
 # the code that decides the bytes of B, B_q, B_shuffle and B_scale_sh
-_SOURCES = ("fuzz/search/strategies.py", "fuzz/search/value_streams.py", "reference/inputs.py", "reference/quant.py",
-            "reference/e2m1.py", "reference/e8m0.py", "reference/layouts.py", "reference/__init__.py")
+_SOURCES = ("fuzz/search/strategies.py", "fuzz/search/value_streams.py", "reference/oracle/inputs.py", "reference/oracle/quant.py",
+            "reference/oracle/e2m1.py", "reference/oracle/e8m0.py", "reference/oracle/layouts.py", "reference/__init__.py")
 
 _memory: OrderedDict = OrderedDict()
 _state: dict = {"fingerprint": None}

@@ -19,10 +19,10 @@ from hypothesis import event, example
 from hypothesis import strategies as st
 
 from reference import decode_e2m1, e8m0_shuffle, quantize_mxfp4, quantize_weights
-from reference.e2m1 import E2M1_MAGNITUDES
-from reference.gemm import BF16_MAX
-from reference.inputs import E8M0, FP4X2
-from reference.quant import BLOCK
+from reference.oracle.e2m1 import E2M1_MAGNITUDES
+from reference.oracle.gemm import BF16_MAX
+from reference.oracle.inputs import E8M0, FP4X2
+from reference.oracle.quant import BLOCK
 
 from fuzz.search import input_cache
 from fuzz.judge.oracle import TIE_POINTS

@@ -1,5 +1,5 @@
 """What this tier's arithmetic does to NaN and Inf elements of A: measured, per quantizer, against the
-oracle's NaN rules (reference.quant: payload, canonical, saturate).
+oracle's NaN rules (reference.oracle.quant: payload, canonical, saturate).
 
     python -m fuzz.selfcheck.nan_check [--json table.json] [--gemm]     # on any tier; on a GPU it compiles
 
@@ -27,8 +27,8 @@ import torch
 from fuzz.judge import oracle
 from fuzz.search import strategies
 from kernels import platform
-from reference.quant import NAN_RESULTS, block_amax, power_of_two, quantize_mxfp4
-from reference.e8m0 import scale_exponent
+from reference.oracle.quant import NAN_RESULTS, block_amax, power_of_two, quantize_mxfp4
+from reference.oracle.e8m0 import scale_exponent
 
 M, N, K = 4, 64, 256
 PLACEMENTS = ((0, 0), (1, 31), (2, 100), (3, K - 1))

@@ -8,7 +8,7 @@ from kernels.platform import detect
 from reference import e8m0_shuffle as oracle_e8m0_shuffle
 from reference import quantize_mxfp4
 from reference import shuffle_weight as oracle_shuffle_weight
-from reference.e2m1 import E2M1_VALUES, encode_e2m1, pack_e2m1, unpack_e2m1
+from reference.oracle.e2m1 import E2M1_VALUES, encode_e2m1, pack_e2m1, unpack_e2m1
 
 aiter = emulated()
 triton_quant = emulated("ops.triton.quant")

@@ -243,8 +243,8 @@ def write_tree(root: pathlib.Path, files: dict) -> pathlib.Path:
 
 
 CLEAN_TREE = {
-    "reference/__init__.py": "from reference.quant import quantize_mxfp4\n",
-    "reference/quant.py": "import torch\n",
+    "reference/__init__.py": "from reference.oracle.quant import quantize_mxfp4\n",
+    "reference/oracle/quant.py": "import torch\n",
     "reference/emulation/__init__.py": "",
     "reference/emulation/triton_interpreter.py": "def activate():\n    return True\n",
     "reference/emulation/aiter_emu/aiter/ops/quant.py": """\
@@ -253,7 +253,7 @@ CLEAN_TREE = {
         triton_interpreter.activate()
 
         import triton
-        from reference.e2m1 import decode_e2m1
+        from reference.oracle.e2m1 import decode_e2m1
         from ..utility import dtypes
     """,
     "kernels/fused.py": "import aiter\nfrom reference.emulation import gfx950_asm\nfrom reference import quantize_mxfp4\n",
@@ -270,10 +270,10 @@ BACK_IMPORTS = {
     "emulation imports kernels by name": (
         "reference/emulation/select.py", "import importlib\nimportlib.import_module('kernels.fused')\n"),
     "emulation imports the suite": ("reference/emulation/cuda_on_cpu.py", "from fuzz import oracle\n"),
-    "oracle imports the emulation": ("reference/gemm.py", "from reference import emulation\n"),
-    "oracle imports the emulation relatively": ("reference/gemm.py", "from .emulation import select\n"),
-    "oracle imports triton": ("reference/e2m1.py", "import triton.language as tl\n"),
-    "oracle imports kernels": ("reference/layouts.py", "from kernels.triton_blocks import unshuffle_b_tile\n"),
+    "oracle imports the emulation": ("reference/oracle/gemm.py", "from reference import emulation\n"),
+    "oracle imports the emulation relatively": ("reference/oracle/gemm.py", "from ..emulation import select\n"),
+    "oracle imports triton": ("reference/oracle/e2m1.py", "import triton.language as tl\n"),
+    "oracle imports kernels": ("reference/oracle/layouts.py", "from kernels.triton_blocks import unshuffle_b_tile\n"),
     "kernels import the suite": ("kernels/dispatch.py", "from fuzz.judge.oracle import check\n"),
     "emulation imports triton before activating": (
         "reference/emulation/aiter_emu/aiter/ops/triton/gemm.py",

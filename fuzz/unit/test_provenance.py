@@ -113,7 +113,7 @@ def test_the_emulated_aiter_raising_as_aiter_raises_fails_and_failing_by_itself_
     reason = tier_limit(error(by_itself))
     assert reason and "the emulated aiter failed" in reason and "_vectorized.py" in reason
     oracle_check = exc("ValueError", "shuffled scales must be [multiple of 256, multiple of 8], got (128, 224)",
-                       frame("stand_in", "/repo/reference/layouts.py", "e8m0_unshuffle", "raise ValueError(f\"...\")",
+                       frame("stand_in", "/repo/reference/oracle/layouts.py", "e8m0_unshuffle", "raise ValueError(f\"...\")",
                              "raise"),
                        frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/triton/_vectorized.py", "_weights",
                              "scales = e8m0_unshuffle(shuffled_scales, n, k // 32)"), OWN)
@@ -186,7 +186,7 @@ def test_describe_exception_records_the_chain_and_who_raised(tmp_path):
     top, cause = described["chain"]
     assert top["frames"][0]["kind"] == "own" and top["frames"][0]["statement"] == "raise_from"
     assert cause["frames"][0]["kind"] == "stand_in" and cause["frames"][0]["statement"] == "raise"
-    assert cause["frames"][0]["file"].endswith("reference/layouts.py") and cause["frames"][-1]["kind"] == "own"
+    assert cause["frames"][0]["file"].endswith("reference/oracle/layouts.py") and cause["frames"][-1]["kind"] == "own"
     assert "the oracle code the emulation calls failed" in tier_limit(described)
     with pytest.raises(RuntimeError) as caught:
         module.own_bug()

@@ -19,8 +19,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from reference.e2m1 import decode_e2m1
-from reference.e8m0 import decode_e8m0
+from reference.oracle.e2m1 import decode_e2m1
+from reference.oracle.e8m0 import decode_e8m0
 
 from .. import _emulation
 from ..utility import dtypes

@@ -8,8 +8,8 @@ scale width as the 32-row-group stride. All three are modelled.
 import torch
 import torch.nn.functional as F
 
-from reference.e2m1 import decode_e2m1, encode_e2m1, pack_e2m1, unpack_e2m1
-from reference.quant import quantize_mxfp4
+from reference.oracle.e2m1 import decode_e2m1, encode_e2m1, pack_e2m1, unpack_e2m1
+from reference.oracle.quant import quantize_mxfp4
 
 from .. import _emulation
 from . import dtypes

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import torch
 
-from reference.layouts import e8m0_unshuffle
-from reference.quant import check_matrix, dequantize_mxfp4, quantize_mxfp4
+from reference.oracle.layouts import e8m0_unshuffle
+from reference.oracle.quant import check_matrix, dequantize_mxfp4, quantize_mxfp4
 
 FP32_OVERFLOW = 2.0**128
 BF16_MAX = 255.0 * 2.0**120
@@ -57,7 +57,7 @@ def exact_gemm(A: torch.Tensor, B_q: torch.Tensor, B_scale: torch.Tensor, scale_
                nan="payload", byte0="ocp"):
     """A bf16 [M, K]; B_q packed [N, K/2] (unshuffled); B_scale [N, >= K/32] (unshuffled) -> ExactProduct.
 
-    ``nan``: the code a NaN element of A gets (reference.quant's NAN_RESULTS). ``byte0``: what E8M0 byte 0
+    ``nan``: the code a NaN element of A gets (reference.oracle.quant's NAN_RESULTS). ``byte0``: what E8M0 byte 0
     multiplies by in the product: "ocp" 2^-127 (the OCP MX spec, aiter, gfx950's MFMA-scale); "zero" 0, as
     Triton's software lowering of ``tl.dot_scaled`` (GPUs without MX matrix instructions) decodes it: it
     builds the bf16 scale by shifting the byte into the exponent field. Runs on A's device; the result

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import torch
 
-from reference.e2m1 import decode_e2m1, encode_e2m1, pack_e2m1, unpack_e2m1
-from reference.e8m0 import decode_e8m0, encode_scale, scale_exponent
+from reference.oracle.e2m1 import decode_e2m1, encode_e2m1, pack_e2m1, unpack_e2m1
+from reference.oracle.e8m0 import decode_e8m0, encode_scale, scale_exponent
 
 BLOCK = 32
 _FLOAT_INPUTS = (torch.bfloat16, torch.float16, torch.float32)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from reference.layouts import e8m0_shuffle, shuffle_weight
-from reference.quant import quantize_mxfp4
+from reference.oracle.layouts import e8m0_shuffle, shuffle_weight
+from reference.oracle.quant import quantize_mxfp4
 
 FP4X2 = getattr(torch, "float4_e2m1fn_x2", torch.uint8)
 E8M0 = getattr(torch, "float8_e8m0fnu", torch.uint8)
