@@ -18,8 +18,9 @@ Where it does nothing: in the interpreter and on ROCm. ``install()`` is idempote
 """
 from __future__ import annotations
 
-import os
 import re
+
+from reference.emulation import cuda_backend_hook
 
 # tt.elementwise_inline_asm "asm text" {constraints = "=v,v,v", ...}
 _INLINE_ASM = re.compile(r'tt\.elementwise_inline_asm\s+"((?:[^"\\]|\\.)*)"[^{]*\{[^}]*constraints\s*=\s*"([^"]*)"')
@@ -69,36 +70,17 @@ def _patch() -> bool:
     """Install the hook whatever the tier (``install()`` decides where; tests call this on the CPU)."""
     if installed():
         return True
-    try:
-        from triton.backends.nvidia.compiler import CUDABackend
-    except Exception:  # no CUDA backend in this Triton: nothing compiles for NVIDIA either
+    undo = cuda_backend_hook.replace("make_ttir", _wrap)
+    if undo is None:  # no CUDA backend in this Triton: nothing compiles for NVIDIA either
         return False
-    stock = CUDABackend.__dict__["make_ttir"]
-    stock_function = stock.__func__ if isinstance(stock, staticmethod) else stock
-    CUDABackend.make_ttir = staticmethod(_wrap(stock_function))
-
-    def undo():
-        CUDABackend.make_ttir = stock
-
     _state["undo"] = undo
     return True
-
-
-def _tier_needs_it() -> bool:
-    """Compiled Triton on a CUDA (not ROCm) GPU."""
-    if os.environ.get("TRITON_INTERPRET", "0") == "1":
-        return False
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        return False
-    return bool(torch.cuda.is_available()) and not getattr(torch.version, "hip", None)
 
 
 def install() -> bool:
     """On compiled Triton on a CUDA GPU, refuse AMDGCN inline asm with a clear error before LLVM crashes on
     it; elsewhere a no-op. Idempotent; returns whether the hook is in place."""
-    return _patch() if _tier_needs_it() else installed()
+    return _patch() if cuda_backend_hook.compiled_on_cuda() else installed()
 
 
 def uninstall() -> None:

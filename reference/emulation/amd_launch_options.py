@@ -38,6 +38,8 @@ from __future__ import annotations
 import os
 import sys
 
+from reference.emulation import cuda_backend_hook
+
 # HIPOptions fields of Triton releases other than the installed one (union; never a CUDAOptions field there)
 KNOWN_AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "allow_flush_denorm", "schedule_hint",
                   "instruction_sched_variant", "llvm_fn_attrs", "wgp_cu_mode")
@@ -133,40 +135,22 @@ def _wrap(stock_parse_options, amd_only):
     return parse_options
 
 
-def _tier_needs_it() -> bool:
-    """Compiled Triton on a CUDA (not ROCm) GPU."""
-    if os.environ.get("TRITON_INTERPRET", "0") == "1":
-        return False  # the interpreter keeps only keywords naming a kernel parameter
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        return False
-    return bool(torch.cuda.is_available()) and not getattr(torch.version, "hip", None)
-
-
 def _patch() -> bool:
     """Install the hook whatever the tier (``install()`` decides where; tests call this on the CPU)."""
     if installed():
         return True
-    try:
-        from triton.backends.nvidia.compiler import CUDABackend
-    except Exception:  # no CUDA backend in this Triton: nothing raises the KeyError either
+    options = amd_only_options()
+    undo = cuda_backend_hook.replace("parse_options", lambda stock: _wrap(stock, frozenset(options)))
+    if undo is None:  # no CUDA backend in this Triton: nothing raises the KeyError either
         return False
-    _state["options"] = amd_only_options()
-    stock = CUDABackend.__dict__["parse_options"]
-    CUDABackend.parse_options = _wrap(stock, frozenset(_state["options"]))
-
-    def undo():
-        CUDABackend.parse_options = stock
-
-    _state["undo"] = undo
+    _state["options"], _state["undo"] = options, undo
     return True
 
 
 def install() -> bool:
     """On compiled Triton on a CUDA GPU, drop AMD-only options before the CUDA backend parses them;
     elsewhere (interpreter, ROCm, no GPU) a no-op. Idempotent; returns whether the hook is in place."""
-    return _patch() if _tier_needs_it() else installed()
+    return _patch() if cuda_backend_hook.compiled_on_cuda() else installed()
 
 
 def uninstall() -> None:
