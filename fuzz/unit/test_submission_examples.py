@@ -148,13 +148,17 @@ def test_slow_is_not_hung_the_official_check_passes_and_says_it_was_slow(tables)
 
 @interpreter_only
 def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path):
-    """Estimated beyond the hard cap: NOT RUN with the estimate, never FAIL; exit code 6 (inconclusive)."""
+    """Too slow for the hard cap: NOT RUN, never FAIL; exit code 6 (inconclusive). Whether the kill comes
+    from the estimate or at the cap itself depends on where the launches' boundaries fall against the
+    clock (the estimate covers the launch in progress only), so both wordings are accepted here; the
+    estimate rule itself is tested on made-up timelines in test_slow_or_hung.py."""
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "per_group_quant_slow.py"), "--aiter",
                "emulated", "--timeout", "2", "--hard-cap", "4", "--report", str(report), "--", "-k", "loads or official"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == EXIT_NOT_RUN, done.stdout + done.stderr
-    assert "official  NOT RUN   not reached on CPU: too slow (estimated at least" in done.stdout, done.stdout
+    assert "official  NOT RUN   not reached on CPU: too slow (" in done.stdout, done.stdout
+    assert "estimated at least" in done.stdout or "still running at the hard cap of 4 s" in done.stdout, done.stdout
     data = json.loads(report.read_text())
     official = next(v for v in data["verdicts"] if v["verdict"] == "official")
     assert official["status"] == "NOT RUN" and official["failure"] is None, official
