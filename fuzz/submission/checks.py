@@ -555,12 +555,31 @@ def _shapes(cases: list) -> str:
     return ", ".join(f"({c.m},{c.n},{c.k})" for c in cases)
 
 
-def projected_seconds(result, cases: list, reduced: list) -> float:
-    """What the runner's shapes would take here, from a run of the reduced ones: each call's time scaled by
-    how much wider its N is (interpreted programs and emulated GEMMs grow with N; an underestimate for
-    nothing else grows faster)."""
-    calls = {r["out"]: r.get("seconds", 0.0) for r in result.calls()} if result.kind == "ok" else {}
-    return sum(calls.get(f"y{i}", 0.0) * full.n / small.n for i, (full, small) in enumerate(zip(cases, reduced)))
+def call_seconds(result) -> dict:
+    """out name -> seconds of each call of a run (empty unless it ran to the end)."""
+    return {r["out"]: r.get("seconds", 0.0) for r in result.calls()} if result.kind == "ok" else {}
+
+
+def projected_seconds(result, cases: list, reduced: list, wider=None) -> float:
+    """What the runner's shapes would take here, from runs of narrowed ones.
+
+    From one run (``result`` at the ``reduced`` shapes): each call's time scaled by how much wider its N
+    is, an upper estimate where cost grows at most in proportion to N (interpreted GEMM programs, emulated
+    GEMMs) and a gross overestimate where it does not (a quantizer of A launches the same grid whatever N
+    is). With a second run at wider shapes (``wider`` = (result, shapes)), each call's time is fitted as
+    a + b * N through the two points (b >= 0) and read at the runner's N."""
+    first = call_seconds(result)
+    second = call_seconds(wider[0]) if wider is not None else {}
+    total = 0.0
+    for i, (full, small) in enumerate(zip(cases, reduced)):
+        t1 = first.get(f"y{i}", 0.0)
+        if wider is None:
+            total += t1 * full.n / small.n
+            continue
+        n2, t2 = wider[1][i].n, second.get(f"y{i}", 0.0)
+        slope = max(0.0, (t2 - t1) / (n2 - small.n))
+        total += max(t1, t2) + slope * (full.n - max(small.n, n2))
+    return total
 
 
 def check_official(ctx: Context) -> Outcome:
@@ -570,7 +589,8 @@ def check_official(ctx: Context) -> Outcome:
     (M, N, K), so only those shapes are the runner's check.
 
     Where Triton interprets, the four tests run first with N narrowed to CPU_OFFICIAL_N (a cost probe);
-    the runner's shapes then run unless the probe projects them past the hard cap. A verdict from the
+    the runner's shapes then run unless the probe projects them past the hard cap (proportionally to N,
+    then, if that is past it, from a second probe at twice the N: see ``projected_seconds``). A verdict from the
     narrowed shapes alone says so: a pass is a pass at those shapes, and a failure there is not called an
     official FAIL until the runner's shapes confirm it (not run otherwise)."""
     cases = [Case(m, n, k, seed=seed) for m, n, k, seed in OFFICIAL_TESTS]
@@ -582,10 +602,18 @@ def check_official(ctx: Context) -> Outcome:
             return small_outcome
         narrowed = small_outcome, small_program, reduced
         projected = projected_seconds(small_result, cases, reduced)
+        how = "the narrowed run"
+        if small_result.kind == "ok" and projected > ctx.runner.hard_cap:
+            # Proportional to N is an overestimate when the cost does not grow with N: a second narrowed run
+            # at twice the N tells how it grows (its own verdict is not used: the runner's shapes decide).
+            wider = [dataclasses.replace(c, n=2 * CPU_OFFICIAL_N) for c in cases]
+            _, wider_result, _ = judge_official(ctx, wider)
+            if wider_result.kind == "ok":
+                projected = projected_seconds(small_result, cases, reduced, (wider_result, wider))
+                how = f"narrowed runs at N={CPU_OFFICIAL_N} and N={2 * CPU_OFFICIAL_N}"
         if small_result.kind == "ok" and projected > ctx.runner.hard_cap:  # a crash or hang: the runner's shapes decide
             return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
-                                     f"{projected:.0f} s from the narrowed run, over the hard cap of "
-                                     f"{ctx.runner.hard_cap:g} s")
+                                     f"{projected:.0f} s from {how}, over the hard cap of {ctx.runner.hard_cap:g} s")
     outcome, _, program = judge_official(ctx, cases)
     if outcome is None:
         return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}", program)
