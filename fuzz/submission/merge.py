@@ -8,7 +8,9 @@ exit code and prints the verdict table, as a serial run does:
 * the header (file, tier, device, aiter, load) comes from a worker that loaded the file;
 * verdicts in test order, one row each (a verdict two workers both recorded keeps the worse row);
 * counters (programs, restarts, timeouts, slow programs) add up; the CPU tier's notes are the union;
-  ``total_seconds`` is the controller's wall time.
+  ``total_seconds`` is the controller's wall time;
+* the kernelguard verdict ran on one worker and answered its rules with that worker's verdicts only:
+  its row is answered again here with every worker's (``_answer_kernelguard``).
 """
 from __future__ import annotations
 
@@ -62,7 +64,23 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
     for key in _SUMMED:
         timings[key] = sum(p["timings"][key] for p in partials)
     merged["timings"] = timings
+    merged["kernelguard"] = next((p["kernelguard"] for p in partials if p.get("kernelguard")), None)
+    _answer_kernelguard(merged["verdicts"], merged["kernelguard"])
     return merged
+
+
+def _answer_kernelguard(verdicts: list, screening: dict | None) -> None:
+    """The kernelguard row from the bot's screening and the merged statuses of every other verdict."""
+    row = next((v for v in verdicts if v["verdict"] == "kernelguard"), None)
+    if row is None or screening is None or row["status"] not in ("PASS", "REPORTED", "FAIL"):
+        return
+    from fuzz.submission.leaderboard_gate import Screening, verdict
+
+    statuses = {v["verdict"]: v["status"] for v in verdicts if v["verdict"] != "kernelguard"}
+    status, summary = verdict(Screening(screening["profile"], screening["kernelguard"], screening["classification"],
+                                        screening["should_filter"], screening["filter_reason"], screening["rules"]),
+                              statuses)
+    row["status"], row["summary"] = status.upper(), summary
 
 
 def summary_lines(report: dict, workers: int, cards: bool) -> list:
@@ -123,13 +141,13 @@ class MergedSubmissionReporter:
             self.partials.append(partial)
 
     def pytest_sessionfinish(self, session):
-        from fuzz.submission.report_text import EXIT_NOT_RUN
+        from fuzz.submission.report_text import final_exit_status
 
         if not self.partials:
             return
         self.merged = merge(self.partials, self.order, time.perf_counter() - self.started)
-        if session.exitstatus == 0 and any(v["status"] == "NOT RUN" for v in self.merged["verdicts"]):
-            session.exitstatus = EXIT_NOT_RUN
+        session.exitstatus = final_exit_status(session.exitstatus,
+                                               {v["verdict"]: v["status"] for v in self.merged["verdicts"]})
         self.report_path.write_text(json.dumps(self.merged, indent=2, default=str) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter):

@@ -19,6 +19,7 @@ from hypothesis.control import currently_in_test_context
 from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MODULE: this module's API too)
     EXIT_NOT_RUN,
     TEST_MODULE,
+    final_exit_status,
     launch_lines,
     official_launches_not_fuzzed,
     test_name,
@@ -332,13 +333,7 @@ class SubmissionReporter:
         found = _session(self.config)
         if found is None:
             return
-        if session.exitstatus == 0 and any(r.status == "NOT RUN" for r in found.records.values()):
-            session.exitstatus = EXIT_NOT_RUN  # nothing failed, but not everything could run on this tier
-        failed = {r.verdict for r in found.records.values() if r.status in ("FAIL", "ERROR")}
-        if session.exitstatus == 1 and failed == {"kernelguard"}:
-            from fuzz.submission.leaderboard_gate import EXIT_FILTERED
-
-            session.exitstatus = EXIT_FILTERED  # every verdict holds, but the bot would filter the file
+        session.exitstatus = final_exit_status(session.exitstatus, {r.verdict: r.status for r in found.records.values()})
         from fuzz.search import profiles
 
         text = json.dumps(found.report(profiles.active()), indent=2, default=str)

@@ -63,6 +63,7 @@ def _partial(verdicts, programs=3, autotune=None, loaded=True):
         "cpu_tier": {"device_emulated": True, "autotune": autotune or {}, "compat_shims": {}},
         "hip_builds": [],
         "official_launches_not_fuzzed": [],
+        "kernelguard": None,
         "timings": {"total_seconds": 1.0, "worker_start_seconds": 0.5, "module_exec_seconds": 0.01,
                     "programs_run": programs, "worker_restarts": 1, "timeouts": 0, "slow_programs": 0,
                     "too_slow_programs": 0, "timeout_seconds": 60.0, "hard_cap_seconds": 600.0},
@@ -83,6 +84,31 @@ def test_merged_report_has_the_serial_schema_in_test_order():
 def test_a_verdict_recorded_twice_keeps_the_worse_row():
     merged = merge([_partial([("loads", "PASS")]), _partial([("loads", "FAIL")])], ["loads"], 1.0)
     assert [v["status"] for v in merged["verdicts"]] == ["FAIL"]
+
+
+def test_the_kernelguard_row_is_answered_with_every_workers_verdicts():
+    """The worker that ran kernelguard saw no stale verdict (another worker ran it): the merge answers the
+    replay rule with the stale_in_place FAIL of the other worker."""
+    screening = {"profile": "default", "kernelguard": "0.3.2", "classification": "hacked", "should_filter": True,
+                 "filter_reason": "POINTER_REPLAY", "rules": [{"rule": "POINTER_REPLAY", "severity": "critical",
+                                                               "evidence": "data_ptr-keyed output"}]}
+    first = {**_partial([("loads", "PASS"), ("kernelguard", "FAIL")]), "kernelguard": screening}
+    second = _partial([("stale_in_place", "FAIL")])
+    merged = merge([first, second], ["loads", "stale_in_place", "kernelguard"], 1.0)
+    row = next(v for v in merged["verdicts"] if v["verdict"] == "kernelguard")
+    assert row["status"] == "FAIL" and "a bug to fix" in row["summary"] and "stale_in_place FAIL" in row["summary"]
+    assert merged["kernelguard"] == screening
+
+
+def test_serial_and_merged_runs_end_with_the_same_exit_codes():
+    from fuzz.submission.leaderboard_gate import EXIT_FILTERED
+    from fuzz.submission.report_text import EXIT_NOT_RUN, final_exit_status
+
+    assert final_exit_status(0, {"loads": "PASS", "official": "NOT RUN"}) == EXIT_NOT_RUN
+    assert final_exit_status(1, {"loads": "PASS", "kernelguard": "FAIL"}) == EXIT_FILTERED
+    assert final_exit_status(1, {"official": "FAIL", "kernelguard": "FAIL"}) == 1  # a real failure stays 1
+    assert final_exit_status(0, {"loads": "PASS", "kernelguard": "REPORTED"}) == 0
+    assert final_exit_status(2, {"loads": "NOT RUN"}) == 2  # pytest's own codes are left alone
 
 
 def test_header_comes_from_a_worker_that_loaded_the_file():
