@@ -106,9 +106,7 @@ def load(case_id: str, device) -> tuple | None:
     path = where / f"{case_id}.pt"
     try:
         tensors = _unpack(torch.load(path, weights_only=True))
-    except FileNotFoundError:
-        return None
-    except Exception:  # a file from a crashed writer or another torch: rebuild, and let the next store replace it
+    except Exception:  # not cached yet, or unreadable (another torch, a crashed writer): rebuild; the store replaces it
         return None
     _remember(case_id, tensors)
     return _copies(tensors, device)
