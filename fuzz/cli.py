@@ -1,7 +1,7 @@
 """``mxfp4-fuzz``: the suite's command line.
 
     mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto|real|emulated|source=PATH] [--report PATH]
-                     [--timeout SECONDS] [--hard-cap SECONDS] [-- extra pytest arguments]
+                     [--html PATH] [--timeout SECONDS] [--hard-cap SECONDS] [-- extra pytest arguments]
 
 runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
 code (0: no verdict failed; a verdict NOT RUN because the tier was too slow is a skip, not a
@@ -80,6 +80,9 @@ def main(argv=None) -> int:
                             "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
                             "emulation (the ASM GEMM and the compiled layer stay emulated)")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report (one file)")
+    check.add_argument("--html", default=None, metavar="PATH",
+                       help="also write the report as one self-contained HTML page (verdicts, failure cards, "
+                            "error maps, coverage); several files: one page with the summary and every report")
     check.add_argument("--kernelguard-profile", type=kernelguard_profile, default=None, metavar="PROFILE",
                        help="KernelGuard rule profile of the kernelguard verdict (default: the bot's, 'default')")
     check.add_argument("--jobs", type=int, default=None,
@@ -103,14 +106,33 @@ def main(argv=None) -> int:
         from fuzz.submission.many import check_many
 
         try:
-            return check_many(args.submission, many_options(args), extra, args.out_dir, args.jobs, args.summary)
+            return check_many(args.submission, many_options(args), extra, args.out_dir, args.jobs, args.summary,
+                              html=args.html)
         except ValueError as error:
             parser.error(str(error))
     args.submission = args.submission[0]
 
     import pytest
 
-    return int(pytest.main(pytest_arguments(args, extra)))
+    code = int(pytest.main(pytest_arguments(args, extra)))
+    if args.html:
+        write_html(Path(args.report), Path(args.html))
+    return code
+
+
+def write_html(report: Path, html: Path) -> None:
+    """The HTML page of a JSON report; says so (and writes nothing) when the run left no readable report."""
+    import json
+
+    from fuzz.report.page import write_report_html
+
+    try:
+        data = json.loads(report.read_text())
+    except (OSError, ValueError) as error:
+        print(f"html        not written: no readable report at {report} ({type(error).__name__}: {error})",
+              file=sys.stderr)
+        return
+    print(f"html        {write_report_html(data, html).resolve()}")
 
 
 if __name__ == "__main__":

@@ -31,8 +31,11 @@ def report(card: FailureCard, case):
     others."""
     __tracebackhide__ = True  # pytest shows the card, not this frame
     if not currently_in_test_context() or current_build_context().is_final:
+        root = corpus.CORPUS_DIR.parents[1]
+        png = corpus.save_map(case, card)  # the error map beside the case, before the card names it
+        card = FailureCard(**{**card.__dict__, "error_map_png": str(png.relative_to(root)) if png else ""})
         path = corpus.save(case, card)
-        card = FailureCard(**{**card.__dict__, "corpus_file": str(path.relative_to(corpus.CORPUS_DIR.parents[1]))})
+        card = FailureCard(**{**card.__dict__, "corpus_file": str(path.relative_to(root))})
     raise attribution.failure_exception(card.failure_class, WrongProduct)(card.render())
 
 

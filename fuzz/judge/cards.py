@@ -10,6 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 
 from fuzz.judge.attribution import failure_class
+from fuzz.judge.error_map import map_problem
 from fuzz.search.strategies import Case, FieldError
 
 REPLAY_COMMAND = "python -m pytest fuzz --replay {path}"
@@ -31,6 +32,8 @@ class FailureCard:
     corpus_file: str = ""  # where the case is saved, relative to the repository root
     trace: list = field(default_factory=list)  # fuzz.judge.trace lines of the failing call: aiter calls, Triton launches
     failure_class: str = ""  # attribution.failure_class of the findings: what kind of wrong
+    error_map: dict | None = None  # where over (M, N) the output is wrong: fuzz.judge.error_map
+    error_map_png: str = ""  # the map drawn as a PNG (next to the corpus case or the report)
 
     @classmethod
     def from_verdicts(cls, case, subject, tier, verdict, official=None, findings=(), corpus_file="", trace=()):
@@ -52,6 +55,7 @@ class FailureCard:
             corpus_file=corpus_file,
             trace=list(trace),
             failure_class=failure_class(list(findings)) if findings else "",
+            error_map=verdict.error_map,
         )
 
     @property
@@ -80,6 +84,8 @@ class FailureCard:
             lines.append("  dispatch  " + ", ".join(f"{k}={v}" for k, v in sorted(self.dispatch.items())))
         for i, line in enumerate(self.trace):
             lines.append(("  trace     " if i == 0 else "            ") + line)
+        if self.error_map_png:
+            lines.append(f"  map       {self.error_map_png}")
         if self.replay:
             lines.append(f"  replay    {self.replay}")
         return "\n".join(lines)
@@ -105,6 +111,7 @@ class FailureCard:
         expected_types = {
             "subject": str, "path": str, "tier": str, "check": str, "summary": str, "official_summary": str,
             "corpus_file": str, "attribution": list, "dispatch": dict, "trace": list, "failure_class": str,
+            "error_map_png": str,
         }
         for key, kind in expected_types.items():
             if key in obj and not isinstance(obj[key], kind):
@@ -114,6 +121,10 @@ class FailureCard:
                 raise FieldError(f"card.{key}", "must be a list of strings")
         if obj.get("worst") is not None and not isinstance(obj["worst"], dict):
             raise FieldError("card.worst", "must be an object or null")
+        if obj.get("error_map") is not None:
+            problem = map_problem(obj["error_map"])
+            if problem:
+                raise FieldError("card.error_map", problem)
         if obj.get("official_passed") not in (None, True, False):
             raise FieldError("card.official_passed", "must be true, false or null")
         try:

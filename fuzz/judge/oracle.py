@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from fuzz.judge.error_map import error_map
 from reference import (
     accumulation_bound,
     acceptable_range,
@@ -50,6 +51,7 @@ class Verdict:
     details: dict = field(default_factory=dict)
     worst: dict | None = None
     applicable: bool = True
+    error_map: dict | None = None  # check_product's failing output over (M, N): fuzz.judge.error_map
 
     def render(self) -> str:
         status = "PASS" if self.passed else "FAIL"
@@ -372,7 +374,8 @@ def check_product(
         )
     else:
         summary = f"all {y64.numel()} elements within the bound; {where} ({worst['error_over_bound']:.3g} x bound){nan_note}"
-    return Verdict("product", n_fail == 0, summary, details, worst)
+    where_wrong = error_map(y64, lo, hi, fail) if n_fail else None
+    return Verdict("product", n_fail == 0, summary, details, worst, error_map=where_wrong)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -63,6 +63,15 @@ def save(case: Case, card: FailureCard | None = None, directory: Path = CORPUS_D
     return path
 
 
+def save_map(case: Case, card: FailureCard | None, directory: Path = CORPUS_DIR) -> Path | None:
+    """The card's error map as ``directory/<case id>.png`` (beside the case's JSON); None without a map."""
+    if card is None or not card.error_map:
+        return None
+    from fuzz.report.png import write_map_png
+
+    return write_map_png(card.error_map, Path(directory) / f"{case.id()}.png")
+
+
 def _no_duplicate_keys(pairs):
     keys = [k for k, _ in pairs]
     duplicated = sorted({k for k in keys if keys.count(k) > 1})

@@ -29,6 +29,7 @@ import torch
 
 from fuzz.judge.attribution import explain, failure_class
 from fuzz.judge.cards import FailureCard
+from fuzz.judge.error_map import difference_map, launch_tiles
 from fuzz.judge.oracle import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
 from reference import exact_gemm_from_inputs
@@ -58,6 +59,7 @@ class Outcome:
     output_tail: str = ""  # what the submission printed last (crashes and timeouts)
     failure_class: str = ""  # what kind of failure (attribution.FAILURE_CLASSES, crash, timeout): one bug per class
     launches: list = field(default_factory=list)  # the distinct Triton launch configurations the program ran
+    shapes: list = field(default_factory=list)  # the distinct (M, N, K) of the program's inputs
 
     def render(self) -> str:
         if self.card is None:
@@ -165,6 +167,10 @@ class Program:
     def numbered(self) -> list:
         return [f"{i + 1}. {line}" for i, line in enumerate(self.lines)]
 
+    def shapes(self) -> list:
+        """The distinct (M, N, K) the program builds inputs of, in order (the report's coverage plot)."""
+        return list(dict.fromkeys((c.m, c.n, c.k) for c in self.case_of.values()))
+
 
 def _short(case: Case) -> str:
     extra = "" if (case.layout, case.a_regime, case.b_regime) == ("contiguous", "randn", "randn") else ", ..."
@@ -201,25 +207,30 @@ class Context:
         return max([len(k["configs"]) for k in self.runner.tier_notes["autotune"].values()] + [1])
 
     def outcome(self, verdict, status, summary, program, case=None, lines=(), worst=None, official=None,
-                result=None, failure_class="") -> Outcome:
-        """An Outcome; a failing one gets a card for ``case`` with ``lines``, the program, and for a
-        crash or a timeout the last lines the submission printed."""
+                result=None, failure_class="", error_map=None) -> Outcome:
+        """An Outcome; a failing one gets a card for ``case`` with ``lines``, the program, for a crash or a
+        timeout the last lines the submission printed, and for a wrong output its ``error_map`` with the
+        output tiles of the program's Triton launches."""
         tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind not in ("ok", "too_slow") else ""
         slow = getattr(self, "last_result", None)
         if slow is not None and slow.slow_note():
             summary = f"{summary}; {slow.slow_note()}"
         card = None
+        ran = result if result is not None else getattr(self, "last_result", None)
         if status == "fail":
+            if error_map is not None:
+                launches = [launch for record in getattr(ran, "records", None) or []
+                            for launch in record.get("launches_config", [])]
+                error_map = {**error_map, "tiles": launch_tiles(launches)}
             why = list(lines) + [f"program {line}" for line in program.numbered()]
             why += [f"output | {line}" for line in tail.splitlines()]
             card = FailureCard(
                 case=case, subject=self.subject, path="", tier=self.tier, check=verdict, summary=summary,
                 worst=worst, attribution=why, official_passed=None if official is None else official.passed,
                 official_summary="" if official is None else official.summary,
-                trace=last_trace(result if result is not None else getattr(self, "last_result", None)))
-        ran = result if result is not None else getattr(self, "last_result", None)
+                trace=last_trace(ran), error_map=error_map)
         return Outcome(verdict, status, summary, card, program.numbered(), tail,
-                       failure_class if status == "fail" else "", launch_configs(ran))
+                       failure_class if status == "fail" else "", launch_configs(ran), program.shapes())
 
     def death(self, verdict: str, program: Program, result, case: Case) -> Outcome:
         """A crash or a hang fails the verdict; a too-slow run leaves it not run."""
@@ -251,16 +262,17 @@ class Context:
         summary = f"{v.summary} [rounded to nearest even]"
         adds, how, unobservable = bf16_atomic_adds(record or {})
         if v.passed or adds < 2 and not unobservable:
-            return Judgement(v.passed, summary, v.worst, official)
+            return Judgement(v.passed, summary, v.worst, official, error_map=v.error_map)
         if unobservable:
             return Judgement(False, summary, v.worst, official, unobservable)
         within = check_product(y, data, rounding="rne", exact=exact, bf16_atomic_adds=adds, **accumulation_model())
         if not within.passed:
             return Judgement(False, f"{summary}; outside the roundings of {how} too: {within.summary}", within.worst,
-                             official)
+                             official, error_map=within.error_map)
         rule = "the runner's 1e-2 check passes this output" if official.passed else \
             f"they exceed the runner's 1e-2 check ({official.summary}): accumulate the partials in fp32"
-        return Judgement(official.passed, f"{summary}; within the roundings of {how}, and {rule}", v.worst, official)
+        return Judgement(official.passed, f"{summary}; within the roundings of {how}, and {rule}", v.worst, official,
+                         error_map=None if official.passed else v.error_map)
 
 
 def bf16_atomic_adds(record: dict) -> tuple[int, str, str]:
@@ -295,6 +307,7 @@ class Judgement:
     worst: dict | None
     official: object  # the official verdict on the same output
     unobservable: str = ""  # a failure this tier cannot confirm (NOT RUN, naming why)
+    error_map: dict | None = None  # where the output is wrong (fuzz.judge.error_map), when it failed
 
 
 # Errors that say the CPU tier cannot run something the runner can: never a FAIL, always NOT RUN.
@@ -676,7 +689,7 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
     if not judgement.passed:
         return ctx.outcome("contract_beyond", "fail", f"returned a wrong result instead of refusing: {judgement.summary}",
                            program, case, worst=judgement.worst, official=judgement.official,
-                           failure_class="wrong_result")
+                           failure_class="wrong_result", error_map=judgement.error_map)
     return ctx.outcome("contract_beyond", "pass", f"correct result: {judgement.summary}", program)
 
 
@@ -743,7 +756,7 @@ def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
     summary = judgement.summary + (f" (autotune config {autotune_choice or 0})" if tuned else "")
     kind, note = _class_at_this_shape(ctx, case, autotune_choice, failure_class(findings))
     return ctx.outcome("correctness", "fail", summary, program, case, lines + note, judgement.worst,
-                       judgement.official, failure_class=kind)
+                       judgement.official, failure_class=kind, error_map=judgement.error_map)
 
 
 def _class_at_this_shape(ctx: Context, case: Case, autotune_choice, own: str) -> tuple[str, list[str]]:
@@ -810,9 +823,13 @@ def check_aliasing(ctx: Context, case: Case) -> Outcome:
         return ctx.outcome("aliasing", "inconclusive", "a call did not return a tensor", program)
     if "y1" in second["overwritten"] or "y1" in second["shares_memory_with"]:
         how = "overwrote" if "y1" in second["overwritten"] else "returned the same storage as"
+        lines = ["the official harness checks each output before the next call, so it cannot see this"]
+        held = second.get("overwritten_files", {}).get("y1") or second["file"]  # what the caller holds as y1 now
+        judgement = ctx.judge(torch.load(held, weights_only=True), case, first)
+        lines.append(f"the oracle on the first result as the caller now holds it: {judgement.summary}")
         return ctx.outcome("aliasing", "fail", f"call 2 {how} the tensor call 1 returned: the caller's first "
-                           "result changes after it was returned", program, case,
-                           ["the official harness checks each output before the next call, so it cannot see this"])
+                           "result changes after it was returned", program, case, lines,
+                           error_map=judgement.error_map)
     return ctx.outcome("aliasing", "pass", "the first output is untouched by the second call", program)
 
 
@@ -840,7 +857,8 @@ def check_determinism(ctx: Context, case: Case) -> Outcome:
         return ctx.outcome("determinism", "reported", summary + f" (float atomic adds in {', '.join(atomics)}: a GPU "
                            "adds them in arrival order; both outputs are judged by the other verdicts)", program)
     return ctx.outcome("determinism", "fail", summary, program, case,
-                       ["a split-K kernel with atomics may document this with a module-level NONDETERMINISTIC = True"])
+                       ["a split-K kernel with atomics may document this with a module-level NONDETERMINISTIC = True"],
+                       error_map=difference_map(y2, y1))
 
 
 # -- memory nobody wrote -----------------------------------------------------------------------------
@@ -882,7 +900,7 @@ def check_uninitialised(ctx: Context, case: Case) -> Outcome:
     lines = [f"oracle, 0x{p.upper()} poison: {j.summary}" for p, j in zip(POISONS, judged)]
     worst = next((j for j in judged if not j.passed), judged[0])
     return ctx.outcome("uninitialised", "fail", summary, program, case, lines, worst.worst, worst.official,
-                       failure_class="uninitialised")
+                       failure_class="uninitialised", error_map=worst.error_map or difference_map(y1, y2))
 
 
 # -- stale state -------------------------------------------------------------------------------------
@@ -917,7 +935,8 @@ def _against_fresh(ctx: Context, verdict: str, program: Program, result, outputs
     lines += [f"it is bitwise the output {name} of an earlier call: a replay of a recorded result"
               for name in earlier if "file" in outputs[name] and _bits_equal(y, result.tensor(outputs[name]))]
     summary = f"{what}: the output differs from a fresh module's on the same values in {_differing(y, y_fresh)} of {y.numel()} elements"
-    return ctx.outcome(verdict, "fail", summary, program, case, lines, judgement.worst, judgement.official)
+    return ctx.outcome(verdict, "fail", summary, program, case, lines, judgement.worst, judgement.official,
+                       error_map=judgement.error_map or difference_map(y, y_fresh))
 
 
 def _history_inconclusive(outputs, names) -> bool:

@@ -165,7 +165,7 @@ def _progress(done: int, total: int, running: list[Child], now: float, finished:
 
 
 def check_many(paths: list[str], options: list[str], extra: list[str], out_dir: str, jobs: int | None,
-               summary_path: str | None, print_line=print) -> int:
+               summary_path: str | None, print_line=print, html: str | None = None) -> int:
     files = submission_files(paths)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -229,7 +229,25 @@ def check_many(paths: list[str], options: list[str], extra: list[str], out_dir: 
     target = Path(summary_path) if summary_path else out / "summary.json"
     target.write_text(json.dumps(summary, indent=2))
     print_line(f"summary     {target}")
+    if html:
+        print_line(f"html        {write_summary_html(summary, Path(html))}")
     return code
+
+
+def write_summary_html(summary: dict, path: Path) -> Path:
+    """The many-file page: the summary table and every file's report (a file without a readable report
+    shows its summary row's error)."""
+    from fuzz.report.page import summary_html
+
+    reports = []
+    for row in summary["files"]:
+        try:
+            reports.append(json.loads(Path(row["report"]).read_text()))
+        except (OSError, ValueError):
+            reports.append(None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(summary_html(summary, reports), encoding="utf-8")
+    return path.resolve()
 
 
 def _tier(rows: list[dict]) -> str:

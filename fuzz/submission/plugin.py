@@ -67,6 +67,7 @@ class VerdictRecord:
     failing: object = None  # the last failing Outcome: after shrinking, Hypothesis replays the minimal one last
     failures: dict = field(default_factory=dict)  # failure class -> its last (minimal) failing Outcome
     launches: dict = field(default_factory=dict)  # launch configuration -> examples that ran it
+    shapes: dict = field(default_factory=dict)  # (M, N, K) -> examples whose program built inputs of it
     reported: object = None  # a reported (documented) difference
     not_run: object = None  # the Outcome that left the verdict not run (too slow for the tier)
     passing: object = None  # the last passing Outcome, for its summary
@@ -79,6 +80,8 @@ class VerdictRecord:
         self.examples += 1
         for launch in outcome.launches:
             self.launches[launch] = self.launches.get(launch, 0) + 1
+        for shape in outcome.shapes:
+            self.shapes[tuple(shape)] = self.shapes.get(tuple(shape), 0) + 1
         if outcome.status == "fail":
             self.failures.pop(outcome.failure_class, None)  # re-inserted last: the latest class ends the dict
             self.failures[outcome.failure_class] = outcome
@@ -124,10 +127,33 @@ class VerdictRecord:
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
             "failures": [] if self.outcome != "failed" else [o.to_json() for o in self.failures.values()],
             "launch_configs": [{"config": k, "examples": n} for k, n in self.launches.items()],
+            "shapes": [{"m": m, "n": n, "k": k, "examples": count} for (m, n, k), count in self.shapes.items()],
             "reported": None if self.reported is None else self.reported.to_json(),
             "not_run": None if self.not_run is None else self.not_run.to_json(),
             "error_text": self.error_text,
         }
+
+
+def draw_error_maps(records, report_path: Path) -> None:
+    """Each failing card's error map as a PNG beside the report (``<report>.<verdict>-<n>.png``), its path
+    put on the card (the terminal card and the report link it)."""
+    import dataclasses
+
+    from fuzz.report.png import write_map_png
+
+    for record in records:
+        if record.outcome != "failed":
+            continue
+        for n, outcome in enumerate([*record.failures.values(), record.failing]):
+            card = None if outcome is None else outcome.card
+            if card is None or not card.error_map or card.error_map_png:
+                continue
+            png = report_path.with_name(f"{report_path.stem}.{record.verdict}-{n}.png")
+            try:
+                write_map_png(card.error_map, png)
+            except OSError:  # a read-only folder: the report still says everything but the picture
+                continue
+            outcome.card = dataclasses.replace(card, error_map_png=str(png.resolve()))
 
 
 class SubmissionSession:
@@ -334,6 +360,7 @@ class SubmissionReporter:
         if found is None:
             return
         session.exitstatus = final_exit_status(session.exitstatus, {r.verdict: r.status for r in found.records.values()})
+        draw_error_maps(found.records.values(), self.report_path)
         from fuzz.search import profiles
 
         text = json.dumps(found.report(profiles.active()), indent=2, default=str)

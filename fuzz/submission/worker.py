@@ -397,6 +397,10 @@ class Session:
         torch.save(snapshot.cpu(), record["file"])
         record["overwritten"] = [
             earlier for earlier, (held, snap) in outputs.items() if not torch.equal(bits(held.detach()), bits(snap))]
+        record["overwritten_files"] = {}  # what the caller now holds in each overwritten output (its error map)
+        for earlier in record["overwritten"]:
+            record["overwritten_files"][earlier] = os.path.join(out_dir, f"{earlier}_after_{name}.pt")
+            torch.save(outputs[earlier][0].detach().cpu().clone(), record["overwritten_files"][earlier])
         record["shares_memory_with"] = [
             earlier for earlier, (held, _) in outputs.items()
             if held.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()]

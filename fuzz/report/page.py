@@ -1,0 +1,170 @@
+"""The HTML report: one self-contained page (no network, figures inline) per check, from its JSON report,
+and one page for a many-file run (the summary table, then every file's report).
+
+Per failing case it shows the failure card and, where the card has one, the error map over (M, N) with
+the launch tiles drawn over it; then the coverage of shapes (official and benchmark shapes marked) and the
+launch configurations each verdict reached, with the official shapes' configurations no fuzzed example ran.
+"""
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from fuzz.report.figures import coverage_svg, error_map_svg, legend_html
+
+STYLE = """
+body { font-family: sans-serif; margin: 16px 24px; color: #222; max-width: 1400px; }
+h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; } h3 { font-size: 15px; }
+table { border-collapse: collapse; font-size: 13px; }
+td, th { border: 1px solid #ccc; padding: 3px 7px; vertical-align: top; text-align: left; }
+th { background: #f0f0f0; }
+.PASS { background: #e5f5e0; } .FAIL, .ERROR { background: #fcbba1; font-weight: bold; }
+.NOT-RUN, .SKIP { background: #f0f0f0; color: #666; } .REPORTED { background: #fff7bc; }
+pre { background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px; white-space: pre-wrap; }
+.sw { display: inline-block; width: 12px; height: 12px; border: 1px solid #999; margin: 0 4px 0 12px;
+      vertical-align: middle; }
+.meta { color: #555; font-size: 13px; }
+a { color: #1a5e1a; }
+"""
+
+
+def _status_cell(status: str) -> str:
+    return f'<td class="{escape(status.replace(" ", "-"))}">{escape(status)}</td>'
+
+
+def _cells_text(indices: list, size: int, extent: int) -> str:
+    """Cell indices as element ranges: [0, 16) [48, 64)."""
+    ranges, start, prev = [], None, None
+    for i in indices + [None]:
+        if start is not None and (i is None or i != prev + 1):
+            ranges.append(f"[{start * size}, {min((prev + 1) * size, extent)})")
+            start = None
+        if i is not None and start is None:
+            start = i
+        prev = i
+    return " ".join(ranges[:12]) + (" ..." if len(ranges) > 12 else "")
+
+
+def error_map_section(card: dict, title: str) -> str:
+    emap = card.get("error_map")
+    if not emap:
+        return ""
+    measure = ("|y - c| / w over the oracle's acceptable range [c - w, c + w] (above 1 fails)"
+               if emap.get("measure", "range") == "range" else
+               "where the output differs bitwise from the other output of the same values, in half bf16 ulps")
+    rows = _cells_text(emap.get("failing_rows", []), emap["cell"][0], emap["rows"])
+    cols = _cells_text(emap.get("failing_cols", []), emap["cell"][1], emap["cols"])
+    png = f' <a href="{escape(card["error_map_png"])}">PNG</a>' if card.get("error_map_png") else ""
+    return (f'<div class="map"><p class="meta">Error map, {emap["rows"]} x {emap["cols"]}: {escape(measure)}; per '
+            f"cell the largest. Failing rows {escape(rows) or 'none'}; failing columns {escape(cols) or 'none'}.{png}</p>"
+            f"{error_map_svg(emap, title)}<p class=\"meta\">{legend_html()}</p></div>")
+
+
+def _card_section(outcome: dict, heading: str) -> str:
+    card = outcome.get("card") or {}
+    text = outcome.get("card_text") or card.get("summary") or outcome.get("summary", "")
+    return (f"<h3>{escape(heading)}</h3>" + error_map_section(card, heading)
+            + f"<pre>{escape(text)}</pre>")
+
+
+def _shapes(report: dict) -> list:
+    counts: dict = {}
+    for verdict in report.get("verdicts", []):
+        for s in verdict.get("shapes", []):
+            key = (s["m"], s["n"], s["k"])
+            counts[key] = counts.get(key, 0) + s["examples"]
+    return [(*key, n) for key, n in sorted(counts.items())]
+
+
+def _launch_table(report: dict) -> str:
+    rows = [(v["verdict"], launch["config"], launch["examples"])
+            for v in report.get("verdicts", []) for launch in v.get("launch_configs", [])]
+    unfuzzed = report.get("official_launches_not_fuzzed", [])
+    if not rows:
+        return "<p class=\"meta\">No Triton launches were traced (the file launched no Triton kernel, or ran none on this tier).</p>"
+    body = "".join(f"<tr><td>{escape(v)}</td><td><code>{escape(c)}</code></td><td>{n}</td></tr>" for v, c, n in rows)
+    missed = ("<p><b>Official shapes' configurations no fuzzed example ran:</b></p><ul>"
+              + "".join(f"<li><code>{escape(c)}</code></li>" for c in unfuzzed) + "</ul>") if unfuzzed else (
+        "<p class=\"meta\">Fuzzing reached every launch configuration of the official shapes.</p>"
+        if any(v == "official" for v, _, _ in rows) else "")
+    return ("<table><tr><th>verdict</th><th>launch configuration</th><th>examples</th></tr>" + body + "</table>"
+            + missed)
+
+
+def report_body(report: dict, anchor: str = "") -> str:
+    """The page body of one report (also a section of the many-file page)."""
+    from fuzz.search.strategies import BENCHMARK_SHAPES, OFFICIAL_TEST_SHAPES
+
+    timings = report.get("timings", {})
+    meta = (f"tier <b>{escape(str(report.get('tier')))}</b>, device {escape(str(report.get('device')))}, aiter "
+            f"{escape(str(report.get('aiter_detail') or report.get('aiter')))}, profile {escape(str(report.get('profile')))}, "
+            f"{timings.get('total_seconds', '?')} s, {timings.get('programs_run', '?')} programs")
+    parts = [f'<h1 id="{escape(anchor)}">{escape(Path(str(report.get("submission", "?"))).name)}</h1>',
+             f'<p class="meta">{escape(str(report.get("submission", "")))}<br>{meta}</p>']
+    if report.get("load_error"):
+        parts.append(f"<pre>{escape(str(report['load_error']))}</pre>")
+    verdicts = report.get("verdicts", [])
+    parts.append("<table><tr><th>verdict</th><th>status</th><th>examples</th><th>s</th><th>summary</th></tr>"
+                 + "".join(f"<tr><td>{escape(v['verdict'])}</td>{_status_cell(v['status'])}<td>{v.get('examples', '')}</td>"
+                           f"<td>{v.get('seconds', '')}</td><td>{escape(v.get('summary', '')[:400])}</td></tr>"
+                           for v in verdicts) + "</table>")
+    failing = [v for v in verdicts if v["status"] in ("FAIL", "ERROR")]
+    if failing:
+        parts.append("<h2>Failures</h2>")
+    for v in failing:
+        outcomes = v.get("failures") or ([v["failure"]] if v.get("failure") else [])
+        if not outcomes:
+            parts.append(f"<h3>{escape(v['verdict'])}</h3><pre>{escape(v.get('error_text') or v.get('summary', ''))}</pre>")
+        for i, outcome in enumerate(outcomes):
+            cls = outcome.get("failure_class")
+            heading = f"{v['verdict']}" + (f" [{cls}]" if cls else "") + (f" ({i + 1} of {len(outcomes)})" if len(outcomes) > 1 else "")
+            parts.append(_card_section(outcome, heading))
+    parts.append("<h2>Coverage</h2><p class=\"meta\">Shapes the verdicts' programs ran (grey, area by examples), "
+                 "the official test shapes (red diamonds) and the benchmark shapes (blue squares). On the CPU tier the "
+                 "official check runs the runner's shapes with N narrowed.</p>")
+    parts.append(coverage_svg(_shapes(report), list(OFFICIAL_TEST_SHAPES), list(BENCHMARK_SHAPES)))
+    parts.append("<h3>Launch configurations</h3>" + _launch_table(report))
+    return "\n".join(parts)
+
+
+def page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def report_html(report: dict) -> str:
+    return page(f"mxfp4-fuzz: {Path(str(report.get('submission', '?'))).name}", report_body(report))
+
+
+def summary_html(summary: dict, reports: list) -> str:
+    """The many-file page: ``summary`` (fuzz.submission.many's JSON) and each file's report (None where
+    the file left none)."""
+    rows = summary.get("files", [])
+    verdicts = list(dict.fromkeys(v for row in rows for v in row["verdicts"]))
+    head = "<tr><th>file</th><th>tier</th><th>s</th>" + "".join(f"<th>{escape(v)}</th>" for v in verdicts) + "</tr>"
+    body = []
+    for i, row in enumerate(rows):
+        name = Path(row["file"]).name
+        cells = "".join(_status_cell(row["verdicts"][v]) if v in row["verdicts"] else "<td>-</td>" for v in verdicts)
+        error = f'<tr><td colspan="{3 + len(verdicts)}">{escape(row["error"])}</td></tr>' if row.get("error") else ""
+        body.append(f'<tr><td><a href="#file-{i}">{escape(name)}</a></td><td>{escape(str(row.get("tier")))}</td>'
+                    f'<td>{row.get("seconds")}</td>{cells}</tr>{error}')
+    parts = [f"<h1>mxfp4-fuzz: {len(rows)} files</h1>",
+             f'<p class="meta">tier {escape(str(summary.get("tier")))}, {summary.get("jobs")} at a time, '
+             f'{summary.get("seconds")} s, exit code {summary.get("exit_code")}</p>',
+             f"<table>{head}{''.join(body)}</table>"]
+    for i, (row, report) in enumerate(zip(rows, reports)):
+        parts.append('<hr>')
+        if report is None:
+            parts.append(f'<h1 id="file-{i}">{escape(Path(row["file"]).name)}</h1><p>No report: '
+                         f'{escape(str(row.get("error")))}</p>')
+        else:
+            parts.append(report_body(report, anchor=f"file-{i}"))
+    return page(f"mxfp4-fuzz: {len(rows)} files", "\n".join(parts))
+
+
+def write_report_html(report: dict, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report_html(report), encoding="utf-8")
+    return path
