@@ -89,8 +89,9 @@ def error_map(y64: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, fail: torch
 
 
 def launch_tiles(launches: list) -> list:
-    """The output tiles of Triton launches (worker ``launches_config`` entries): kernel, block_m, block_n,
-    distinct, for launches with both an M and an N tile constexpr (see TILE_NAMES)."""
+    """The output tiles of Triton launches (worker ``launches_config`` entries): kernel, block_m, block_n
+    (None for an axis the kernel does not tile: a quantizer of A's rows has only an M tile), distinct, for
+    launches with an M or an N tile constexpr (see TILE_NAMES), the ones tiling both axes first."""
     tiles = {}
     for launch in launches:
         sizes = {}
@@ -98,10 +99,10 @@ def launch_tiles(launches: list) -> list:
             for axis, pattern in TILE_NAMES.items():
                 if pattern.match(name) and isinstance(value, int) and not isinstance(value, bool) and value > 0:
                     sizes.setdefault(axis, value)
-        if len(sizes) == 2:
-            tile = {"kernel": launch.get("kernel", "?"), "block_m": sizes["M"], "block_n": sizes["N"]}
+        if sizes:
+            tile = {"kernel": launch.get("kernel", "?"), "block_m": sizes.get("M"), "block_n": sizes.get("N")}
             tiles.setdefault(tuple(tile.values()), tile)
-    return list(tiles.values())
+    return sorted(tiles.values(), key=lambda t: (t["block_m"] is None) + (t["block_n"] is None))
 
 
 def map_problem(obj) -> str:

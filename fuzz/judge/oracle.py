@@ -418,7 +418,11 @@ def official_verdict(y: torch.Tensor, y_ref: torch.Tensor, rtol: float = 1e-2, a
                    f"max error {max_error:.3g}" + (" over the finite ones" if nonfinite else ""))
     else:
         summary = f"passes |y-ref| <= {atol}+{rtol}|ref| (max error {max_error:.3g})"
-    return Verdict("official", n_bad == 0, summary, details)
+    where_wrong = None
+    if n_bad:  # the map in the official check's own measure: |y - ref| / (atol + rtol |ref|)
+        tol = (atol + rtol * ref.abs()).double()
+        where_wrong = {**error_map(got.double(), ref.double() - tol, ref.double() + tol, bad), "measure": "official"}
+    return Verdict("official", n_bad == 0, summary, details, error_map=where_wrong)
 
 
 # ---------------------------------------------------------------------------------------------------

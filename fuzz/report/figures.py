@@ -37,7 +37,7 @@ def error_map_svg(emap: dict, title: str = "") -> str:
     g = map_geometry(emap)
     x0, y0, s, t, rows, cols = g["x0"], g["y0"], g["w"], g["h"], g["rows"], g["cols"]
     cm, cn = emap["cell"]
-    width, height = x0 + cols * s + 16, y0 + rows * t + 40
+    width, height = max(x0 + cols * s + 16, 720), y0 + rows * t + 40  # room for the note line
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img">',
            f"<title>{escape(title or 'error map')}</title>"]
@@ -53,7 +53,7 @@ def error_map_svg(emap: dict, title: str = "") -> str:
                            f'text-anchor="middle" font-size="{min(s, t) * 0.6:.0f}" fill="#ffffff">{"N" if nan else "∞"}</text>')
     for tile in emap.get("tiles", [])[:1]:
         for size, cell, extent, axis in ((tile["block_m"], cm, emap["rows"], 0), (tile["block_n"], cn, emap["cols"], 1)):
-            if size < 2 * cell:
+            if size is None or size < 2 * cell:
                 continue
             for edge in range(size, extent, size):
                 if axis == 0:
@@ -81,7 +81,8 @@ def _tile_note(emap: dict) -> str:
     if not tiles:
         return ""
     t = tiles[0]
-    return f"; dashed: {t['kernel']} tiles {t['block_m']} x {t['block_n']}"
+    size = " x ".join(f"{v} {axis}" for v, axis in ((t["block_m"], "rows"), (t["block_n"], "columns")) if v)
+    return f"; dashed: {t['kernel']} tiles of {size}"
 
 
 def legend_html() -> str:

@@ -28,6 +28,13 @@ a { color: #1a5e1a; }
 """
 
 
+MEASURES = {
+    "range": "|y - c| / w over the oracle's acceptable range [c - w, c + w] (above 1 fails)",
+    "official": "|y - ref| / (0.01 + 0.01 |ref|), the official check's own measure (above 1 fails)",
+    "difference": "where the output differs bitwise from the other output of the same values, in half bf16 ulps",
+}
+
+
 def _status_cell(status: str) -> str:
     return f'<td class="{escape(status.replace(" ", "-"))}">{escape(status)}</td>'
 
@@ -49,9 +56,7 @@ def error_map_section(card: dict, title: str) -> str:
     emap = card.get("error_map")
     if not emap:
         return ""
-    measure = ("|y - c| / w over the oracle's acceptable range [c - w, c + w] (above 1 fails)"
-               if emap.get("measure", "range") == "range" else
-               "where the output differs bitwise from the other output of the same values, in half bf16 ulps")
+    measure = MEASURES.get(emap.get("measure", "range"), MEASURES["range"])
     rows = _cells_text(emap.get("failing_rows", []), emap["cell"][0], emap["rows"])
     cols = _cells_text(emap.get("failing_cols", []), emap["cell"][1], emap["cols"])
     png = f' <a href="{escape(card["error_map_png"])}">PNG</a>' if card.get("error_map_png") else ""
@@ -60,10 +65,10 @@ def error_map_section(card: dict, title: str) -> str:
             f"{error_map_svg(emap, title)}<p class=\"meta\">{legend_html()}</p></div>")
 
 
-def _card_section(outcome: dict, heading: str) -> str:
+def _card_section(outcome: dict, heading: str, anchor: str) -> str:
     card = outcome.get("card") or {}
     text = outcome.get("card_text") or card.get("summary") or outcome.get("summary", "")
-    return (f"<h3>{escape(heading)}</h3>" + error_map_section(card, heading)
+    return (f'<h3 id="{escape(anchor)}">{escape(heading)}</h3>' + error_map_section(card, heading)
             + f"<pre>{escape(text)}</pre>")
 
 
@@ -91,8 +96,9 @@ def _launch_table(report: dict) -> str:
             + missed)
 
 
-def report_body(report: dict, anchor: str = "") -> str:
-    """The page body of one report (also a section of the many-file page)."""
+def report_body(report: dict, anchor: str = "", only: tuple = ()) -> str:
+    """The page body of one report (also a section of the many-file page); ``only``: the verdicts whose
+    failures it shows (all when empty; the docs' screenshots show one)."""
     from fuzz.search.strategies import BENCHMARK_SHAPES, OFFICIAL_TEST_SHAPES
 
     timings = report.get("timings", {})
@@ -108,7 +114,7 @@ def report_body(report: dict, anchor: str = "") -> str:
                  + "".join(f"<tr><td>{escape(v['verdict'])}</td>{_status_cell(v['status'])}<td>{v.get('examples', '')}</td>"
                            f"<td>{v.get('seconds', '')}</td><td>{escape(v.get('summary', '')[:400])}</td></tr>"
                            for v in verdicts) + "</table>")
-    failing = [v for v in verdicts if v["status"] in ("FAIL", "ERROR")]
+    failing = [v for v in verdicts if v["status"] in ("FAIL", "ERROR") and (not only or v["verdict"] in only)]
     if failing:
         parts.append("<h2>Failures</h2>")
     for v in failing:
@@ -118,7 +124,14 @@ def report_body(report: dict, anchor: str = "") -> str:
         for i, outcome in enumerate(outcomes):
             cls = outcome.get("failure_class")
             heading = f"{v['verdict']}" + (f" [{cls}]" if cls else "") + (f" ({i + 1} of {len(outcomes)})" if len(outcomes) > 1 else "")
-            parts.append(_card_section(outcome, heading))
+            parts.append(_card_section(outcome, heading, f"{anchor}{v['verdict']}-{cls or 'failure'}"))
+            larger = (v.get("largest_failures") or {}).get(cls or "")
+            if larger and (larger.get("card") or {}).get("error_map"):
+                emap = larger["card"]["error_map"]
+                parts.append(f'<p class="meta">The largest failing output seen while searching for it ({emap["rows"]} x '
+                             f'{emap["cols"]}, before shrinking), where a layout pattern shows:</p>'
+                             + error_map_section(larger["card"], heading + " (largest)")
+                             + f"<details><summary>its card</summary><pre>{escape(larger.get('card_text', ''))}</pre></details>")
     parts.append("<h2>Coverage</h2><p class=\"meta\">Shapes the verdicts' programs ran (grey, area by examples), "
                  "the official test shapes (red diamonds) and the benchmark shapes (blue squares). On the CPU tier the "
                  "official check runs the runner's shapes with N narrowed.</p>")
@@ -132,8 +145,8 @@ def page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
-def report_html(report: dict) -> str:
-    return page(f"mxfp4-fuzz: {Path(str(report.get('submission', '?'))).name}", report_body(report))
+def report_html(report: dict, only: tuple = ()) -> str:
+    return page(f"mxfp4-fuzz: {Path(str(report.get('submission', '?'))).name}", report_body(report, only=only))
 
 
 def summary_html(summary: dict, reports: list) -> str:

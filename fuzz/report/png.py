@@ -58,7 +58,7 @@ def tile_edges(emap: dict, px: int):
     tile = emap["tiles"][0]
     cm, cn = emap["cell"]
     for size, cell, extent, axis in ((tile["block_m"], cm, emap["rows"], 0), (tile["block_n"], cn, emap["cols"], 1)):
-        if size < 2 * cell:
+        if size is None or size < 2 * cell:
             continue
         for edge in range(size, extent, size):
             pixel = round(edge / cell * px)

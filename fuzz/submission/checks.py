@@ -559,7 +559,8 @@ def judge_official(ctx: Context, cases: list):
             return ctx.outcome("official", "fail", f"test {i}: {problem}", program, case), result, program
         official = official_verdict(result.tensor(record), _official_expected(case).clone())
         if not official.passed:
-            return (ctx.outcome("official", "fail", f"test {i}: {official.summary}", program, case, official=official),
+            return (ctx.outcome("official", "fail", f"test {i}: {official.summary}", program, case, official=official,
+                                error_map=official.error_map),
                     result, program)
     return None, result, program
 

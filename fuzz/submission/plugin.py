@@ -66,6 +66,7 @@ class VerdictRecord:
     inconclusive: int = 0
     failing: object = None  # the last failing Outcome: after shrinking, Hypothesis replays the minimal one last
     failures: dict = field(default_factory=dict)  # failure class -> its last (minimal) failing Outcome
+    largest: dict = field(default_factory=dict)  # failure class -> its failing Outcome of the largest output seen
     launches: dict = field(default_factory=dict)  # launch configuration -> examples that ran it
     shapes: dict = field(default_factory=dict)  # (M, N, K) -> examples whose program built inputs of it
     reported: object = None  # a reported (documented) difference
@@ -85,6 +86,10 @@ class VerdictRecord:
         if outcome.status == "fail":
             self.failures.pop(outcome.failure_class, None)  # re-inserted last: the latest class ends the dict
             self.failures[outcome.failure_class] = outcome
+            # Shrinking ends on the smallest shape, where a layout bug's pattern (every 16th column, one tile
+            # in four) no longer shows: the largest failing output seen keeps the pattern for the error map.
+            if _output_size(outcome) > _output_size(self.largest.get(outcome.failure_class)):
+                self.largest[outcome.failure_class] = outcome
         slot = {"fail": "failing", "reported": "reported", "pass": "passing", "not_run": "not_run",
                 "inconclusive": None}[outcome.status]
         if slot is None:
@@ -126,12 +131,21 @@ class VerdictRecord:
             "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
             "failures": [] if self.outcome != "failed" else [o.to_json() for o in self.failures.values()],
+            "largest_failures": {} if self.outcome != "failed" else {
+                cls: o.to_json() for cls, o in self.largest.items()
+                if cls in self.failures and _output_size(o) > _output_size(self.failures[cls])},
             "launch_configs": [{"config": k, "examples": n} for k, n in self.launches.items()],
             "shapes": [{"m": m, "n": n, "k": k, "examples": count} for (m, n, k), count in self.shapes.items()],
             "reported": None if self.reported is None else self.reported.to_json(),
             "not_run": None if self.not_run is None else self.not_run.to_json(),
             "error_text": self.error_text,
         }
+
+
+def _output_size(outcome) -> int:
+    """Elements of the output an Outcome's error map covers (0 without one)."""
+    emap = None if outcome is None or outcome.card is None else outcome.card.error_map
+    return 0 if not emap else emap["rows"] * emap["cols"]
 
 
 def draw_error_maps(records, report_path: Path) -> None:
@@ -144,7 +158,7 @@ def draw_error_maps(records, report_path: Path) -> None:
     for record in records:
         if record.outcome != "failed":
             continue
-        for n, outcome in enumerate([*record.failures.values(), record.failing]):
+        for n, outcome in enumerate([*record.failures.values(), record.failing, *record.largest.values()]):
             card = None if outcome is None else outcome.card
             if card is None or not card.error_map or card.error_map_png:
                 continue
