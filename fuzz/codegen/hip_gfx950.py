@@ -149,6 +149,27 @@ def _hip_major(include: Path) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _hip52_fence_ir() -> str:
+    """LLVM IR of ``__atomic_work_item_fence(flags, order, scope)``, which HIP 5.2's ``__syncthreads`` and
+    ``__threadfence*`` call and which ROCm 5.2's device libraries defined but Debian's packaged ones do not
+    (every kernel with a barrier failed to link: a false "does not build"). The same fences as LLVM IR,
+    by OpenCL's enum values (order: 2 acquire, 3 release, 4 acq_rel, 5 seq_cst; scope: 1 work-group, 2
+    device, 3 all devices, 4 sub-group; 0 and relaxed: no fence). weak_odr: a real definition wins. Goes
+    into the generated ISA-version file, a library the driver links into every gfx950 build."""
+    orders = {2: "acquire", 3: "release", 4: "acq_rel", 5: "seq_cst"}
+    scopes = {1: 'syncscope("workgroup") ', 2: 'syncscope("agent") ', 3: "", 4: 'syncscope("wavefront") '}
+    lines = ["define weak_odr hidden void @__atomic_work_item_fence(i32 %flags, i32 %order, i32 %scope) alwaysinline {",
+             "entry:", "  switch i32 %order, label %done [" + " ".join(f"i32 {o}, label %o{o}" for o in orders) + "]"]
+    for o, name in orders.items():
+        lines += [f"o{o}:", "  switch i32 %scope, label %done [" + " ".join(f"i32 {c}, label %o{o}s{c}" for c in scopes) + "]"]
+        for c, scope in scopes.items():
+            lines += [f"o{o}s{c}:", f"  fence {scope}{name}", "  br label %done"]
+    return "\n".join(lines + ["done:", "  ret void", "}"]) + "\n"
+
+
+HIP52_FENCE_IR = _hip52_fence_ir()
+
+
 def _device_libs() -> Path | None:
     roots = [os.environ.get("HIP_DEVICE_LIB_PATH"), "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode",
              "/usr/share/amdgcn/bitcode"] + [f"{r}/amdgcn/bitcode" for r in _rocm_roots()]
@@ -166,7 +187,7 @@ def _gfx950_device_libs(compiler: str, libs: Path) -> Path:
     isa = f"oclc_isa_version_{ARCH[3:]}.bc"
     if (libs / isa).exists():
         return libs
-    target = cache_dir() / f"device-libs-{hashlib.sha256(f'{libs}|{compiler}'.encode()).hexdigest()[:12]}"
+    target = cache_dir() / f"device-libs-{hashlib.sha256(f'{libs}|{compiler}|{HIP52_FENCE_IR}'.encode()).hexdigest()[:12]}"
     if (target / isa).exists():
         return target
     cache_dir().mkdir(parents=True, exist_ok=True)
@@ -175,7 +196,7 @@ def _gfx950_device_libs(compiler: str, libs: Path) -> Path:
         (staging / bc.name).symlink_to(bc)
     ir = staging / "isa.ll"
     ir.write_text('target triple = "amdgcn-amd-amdhsa"\n@__oclc_ISA_version = linkonce_odr protected '
-                  f"local_unnamed_addr addrspace(4) constant i32 {ARCH[3:]}0, align 4\n")
+                  f"local_unnamed_addr addrspace(4) constant i32 {ARCH[3:]}0, align 4\n" + HIP52_FENCE_IR)
     done = _run([compiler, "--target=amdgcn-amd-amdhsa", "-nogpulib", "-x", "ir", "-c",
                  "-emit-llvm", str(ir), "-o", str(staging / isa)])
     ir.unlink()

@@ -313,6 +313,7 @@ class Judgement:
 # Errors that say the CPU tier cannot run something the runner can: never a FAIL, always NOT RUN.
 TIER_LIMIT_TYPES = {
     "RocmUnavailable": "not runnable on this tier: needs hipcc / a ROCm GPU",
+    "HipNotModelled": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
     "NotModelledOnCpu": "not runnable on this tier: uses a CUDA API the CPU tier does not model",
     "AiterNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
     "AiterAttributeNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
@@ -711,6 +712,10 @@ def merge_tier_notes(notes: dict, records) -> None:
             known["checked"].update(report["ran"])
         for shim, where in record.get("shims", {}).items():
             notes["shims"].setdefault(shim, where)
+        if record.get("hip_cpu_launches"):  # the file's hipcc-built HIP ran on the CPU model for this call
+            hip = notes.setdefault("hip_cpu", {"launches": 0, "calls": 0})
+            hip["launches"] += record["hip_cpu_launches"]
+            hip["calls"] += 1
         notes["device_emulated"] |= bool(record.get("device_emulated"))
 
 

@@ -266,6 +266,7 @@ def tier_notes_json(notes: dict) -> dict:
         "autotune": {kernel: {"configs": k["configs"], "checked": sorted(k["checked"])}
                      for kernel, k in notes["autotune"].items()},
         "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
+        "hip_cpu": dict(notes.get("hip_cpu") or {}),  # the file's HIP run on the CPU model: launches, calls
     }
 
 

@@ -66,6 +66,10 @@ def tier_notes_lines(notes: dict) -> list:
                      "torch.cuda answers as on an MI355X)")
     for kernel, k in notes["autotune"].items():
         lines.append(f"autotune    {kernel}: configs checked {sorted(k['checked'])} of {len(k['configs'])}")
+    hip = notes.get("hip_cpu") or {}
+    if hip.get("launches"):
+        lines.append(f"hip         the file's own HIP served {hip['calls']} calls ({hip['launches']} kernel launches), run on "
+                     "the CPU model of gfx950 (reference/emulation/hip_cpu), not a fallback")
     for shim, where in notes["shims"].items():
         lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
     return lines

@@ -453,6 +453,20 @@ def recorded_hip_builds() -> dict:
     return {"hip_builds": builds}
 
 
+_HIP_CPU_SEEN = [0]
+
+
+def _hip_cpu_launches_since_last_call() -> int:
+    """Kernel launches of the file's HIP on the CPU model of gfx950 since the last call (0 elsewhere)."""
+    from reference.emulation import no_rocm
+
+    if not no_rocm.installed():
+        return 0
+    total = no_rocm.hip_cpu_launches()
+    launches, _HIP_CPU_SEEN[0] = total - _HIP_CPU_SEEN[0], total
+    return max(launches, 0)
+
+
 def interpreter_state_before_call(step: dict) -> None:
     """Which config each autotuned kernel runs (the CPU cannot time them: every config is a candidate);
     the shim and autotune records start afresh for this call."""
@@ -481,6 +495,9 @@ def interpreter_state_after_call() -> dict:
         state["bf16_atomic_adds"] = adds
     from reference.emulation import amd_launch_options
 
+    launches = _hip_cpu_launches_since_last_call()
+    if launches:
+        state["hip_cpu_launches"] = launches
     dropped = amd_launch_options.dropped()  # the nvidia tier: AMD-only launch options the file passed
     if dropped:
         state["shims"] = {**state.get("shims", {}),

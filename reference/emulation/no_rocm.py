@@ -63,6 +63,12 @@ class RocmUnavailable(OSError):
     """The CPU tier has no ROCm: a HIP/CUDA extension cannot be built or run here."""
 
 
+class HipNotModelled(FileNotFoundError):
+    """A hipcc build the CPU model of gfx950 (reference/emulation/hip_cpu) cannot run: it uses something
+    the model lacks, or the host compiler refused it. Raised where a missing hipcc raises, so the file's
+    own fallback runs; the verdicts that need the file's HIP are NOT RUN, naming what."""
+
+
 @dataclass
 class Attempt:
     api: str  # "load_inline", "load", "subprocess", "ctypes" (a ROCm library loaded: nothing to build)
@@ -71,6 +77,7 @@ class Attempt:
     sources: dict = field(default_factory=dict)  # file name -> text (what a gfx950 build check compiles)
     command: list = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the build options of RECORDED_OPTIONS given; "paths": name -> path
+    cpu_model: str = ""  # "built": the CPU model of gfx950 (hip_cpu) built it and the file runs it; else why not
 
     def describe(self) -> str:
         what = self.name or " ".join(self.command[:3])
@@ -80,7 +87,60 @@ class Attempt:
         return asdict(self)
 
 
-_state = {"installed": False, "undo": [], "attempts": [], "cuda_builds": False, "tier": "CPU tier"}
+_state = {"installed": False, "undo": [], "attempts": [], "cuda_builds": False, "tier": "CPU tier",
+          "hip_cpu_libraries": []}
+
+
+def hip_cpu_launches() -> int:
+    """Kernel launches so far of every library the CPU model built (each counts its own)."""
+    total = 0
+    for path in _state["hip_cpu_libraries"]:
+        try:
+            library = ctypes.CDLL(path)  # the file's own handle: dlopen gives the loaded copy
+            library.hip_cpu_launch_count.restype = ctypes.c_longlong
+            total += int(library.hip_cpu_launch_count())
+        except (OSError, AttributeError):
+            continue
+    return total
+
+
+def _shared_build(argv: list, cwd: str) -> dict | None:
+    """A ``hipcc ... -shared -o lib.so src.hip`` command's parts (sources, output, defines, includes), or None
+    for anything else (a code object for hipModuleLoad, an object file, --version): those stay refused."""
+    if "-shared" not in argv or "-o" not in argv or "--genco" in argv or "-c" in argv:
+        return None
+    i = argv.index("-o")
+    if i + 1 >= len(argv):
+        return None
+    where = lambda a: os.path.abspath(os.path.join(cwd or "", a))  # noqa: E731
+    sources = [where(a) for a in argv if a.endswith(GPU_SOURCE_SUFFIXES + (".cpp", ".cc"))]
+    defines, includes, j = [], [], 1
+    while j < len(argv):
+        a = argv[j]
+        if a in ("-D", "-I") and j + 1 < len(argv):
+            (defines if a == "-D" else includes).append(argv[j + 1] if a == "-D" else where(argv[j + 1]))
+            j += 2
+            continue
+        if a.startswith("-D") and len(a) > 2:
+            defines.append(a[2:])
+        elif a.startswith("-I") and len(a) > 2:
+            includes.append(where(a[2:]))
+        j += 1
+    return {"sources": sources, "output": where(argv[i + 1]), "defines": defines, "includes": includes} if sources else None
+
+
+def _build_on_cpu_model(parts: dict) -> str:
+    """Builds the command with the CPU model; "built", or raises HipNotModelled saying why not."""
+    from reference.emulation.hip_cpu import build
+
+    try:
+        build.compile_shared([_read(p) for p in parts["sources"]], parts["output"], parts["defines"], parts["includes"])
+    except build.NotModelled as error:
+        raise HipNotModelled(2, f"not runnable on the CPU tier: {error}", parts["sources"][0]) from None
+    except build.BuildError as error:
+        raise HipNotModelled(2, f"the CPU model's host compiler refused it: {error}", parts["sources"][0]) from None
+    _state["hip_cpu_libraries"].append(parts["output"])
+    return "built"
 
 
 def installed() -> bool:
@@ -197,6 +257,9 @@ def install(cuda_builds: bool = False) -> bool:
     from torch.utils import cpp_extension
 
     _state.update(cuda_builds=cuda_builds, tier="NVIDIA tier" if cuda_builds else "CPU tier")
+    # The CPU tier runs hipcc-built libraries on the CPU model of gfx950; the NVIDIA tier cannot (its
+    # tensors live on the GPU, which host code cannot read).
+    _state["cpu_model"] = not cuda_builds
     undo = _state["undo"]
     stock_inline, stock_load = cpp_extension.load_inline, cpp_extension.load
 
@@ -236,10 +299,20 @@ def install(cuda_builds: bool = False) -> bool:
             files = [a for a in argv if a.endswith(GPU_SOURCE_SUFFIXES + (".cpp",))]
             paths = {os.path.basename(a): os.path.abspath(os.path.join(kwargs.get("cwd") or "", a)) for a in files}
             sources = {n: _read(p) for n, p in paths.items()}
-            _state["attempts"].append(Attempt("subprocess", _caller(), command=argv, sources=sources,
-                                              options={"paths": paths}))
-            raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
-                                    os.path.basename(argv[0]))
+            attempt = Attempt("subprocess", _caller(), command=argv, sources=sources, options={"paths": paths})
+            _state["attempts"].append(attempt)
+            parts = _shared_build(argv, kwargs.get("cwd")) if _state.get("cpu_model") else None
+            if parts is None:
+                raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
+                                        os.path.basename(argv[0]))
+            try:
+                attempt.cpu_model = _build_on_cpu_model(parts)
+            except HipNotModelled as error:
+                attempt.cpu_model = error.strerror
+                raise
+            # built: the command "succeeds" (a no-op process), and the file loads the library it asked for
+            noop = [sys.executable, "-c", ""]
+            args = subprocess.list2cmdline(noop) if kwargs.get("shell") else noop
         stock_init(self, args, *rest, **kwargs)  # forwards
 
     undo.append((subprocess.Popen, "__init__", stock_init))

@@ -1,0 +1,144 @@
+"""Build a submission's HIP source for the CPU model (include/hip_cpu_runtime.h): translate what a host
+compiler cannot parse (``<<<grid, block>>>`` launches, ``extern __shared__`` arrays), refuse what the model
+does not cover by name (an unmodelled ``__builtin_amdgcn_*``, inline asm), compile with clang++ into a
+shared library. clang++, not g++: real kernels declare their operands with ``ext_vector_type``, which g++
+lacks.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+INCLUDE = Path(__file__).resolve().parent / "include"
+HEADER = INCLUDE / "hip_cpu_runtime.h"
+CLANGS = ("clang++", "clang++-22", "clang++-21", "clang++-20", "clang++-19", "clang++-18")
+# The amdgcn builtins the model implements (include/); any other is NOT RUN, named.
+MODELLED_BUILTINS = frozenset({
+    "__builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4", "__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4",
+    "__builtin_amdgcn_cvt_scalef32_pk_fp4_f32", "__builtin_amdgcn_cvt_scalef32_pk_fp4_bf16",
+    "__builtin_amdgcn_cvt_scalef32_pk_f32_fp4",
+    "__builtin_amdgcn_ds_bpermute", "__builtin_amdgcn_readfirstlane", "__builtin_amdgcn_mbcnt_lo",
+    "__builtin_amdgcn_mbcnt_hi", "__builtin_amdgcn_s_barrier", "__builtin_amdgcn_s_waitcnt",
+    "__builtin_amdgcn_sched_barrier", "__builtin_amdgcn_s_setprio", "__builtin_amdgcn_workitem_id_x",
+    "__builtin_amdgcn_workgroup_id_x",
+})
+INLINE_ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(")
+LAUNCH = re.compile(r"<<<(.*?)>>>\s*\(", re.DOTALL)
+EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?([\w:<>\s]+?)\s*(\w+)\s*\[\s*\]\s*;")
+CACHE = Path(tempfile.gettempdir()) / "mxfp4-fuzz-hip-cpu"
+
+
+class NotModelled(RuntimeError):
+    """The source uses something the CPU model of gfx950 does not have: NOT RUN, named."""
+
+
+class BuildError(RuntimeError):
+    """The host compiler refused the translated source (its first errors are the message)."""
+
+
+def find_clang() -> str | None:
+    return next((found for name in CLANGS if (found := shutil.which(name))), None)
+
+
+def unmodelled(source: str) -> list:
+    """What of ``source`` the model cannot run: unmodelled builtins and inline asm, named."""
+    found = sorted({m for m in re.findall(r"__builtin_amdgcn_\w+", source) if m not in MODELLED_BUILTINS})
+    if INLINE_ASM.search(source):
+        found.append("inline asm")
+    return found
+
+
+def _callee_start(text: str, end: int) -> int:
+    """Where the kernel expression before ``<<<`` at ``end`` starts: back over a name, ``::`` and a
+    template argument list."""
+    i, depth = end, 0
+    while i > 0:
+        c = text[i - 1]
+        if c == ">":
+            depth += 1
+        elif c == "<":
+            depth -= 1
+        elif depth == 0 and not (c.isalnum() or c in "_:"):
+            break
+        i -= 1
+    return i
+
+
+def _split_top(text: str) -> list:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def translate(source: str) -> str:
+    """``k<<<g, b[, shared[, stream]]>>>(args)`` -> ``hipLaunchKernelGGL((k), g, b, shared, stream, args)``;
+    ``extern __shared__ T name[];`` -> a pointer to the launch's dynamic LDS."""
+    source = EXTERN_SHARED.sub(lambda m: f"{m.group(1)}* {m.group(2)} = ({m.group(1)}*)::hipcpu::dynamic_shared();",
+                               source)
+    out, pos = [], 0
+    for m in LAUNCH.finditer(source):
+        start = _callee_start(source, m.start())
+        kernel = source[start:m.start()].strip()
+        config = _split_top(m.group(1)) + ["0", "0"]
+        grid, block, shared, stream = config[0], config[1], config[2] or "0", config[3] or "0"
+        args_start = m.end()
+        depth, j = 1, args_start
+        while j < len(source) and depth:
+            depth += {"(": 1, ")": -1}.get(source[j], 0)
+            j += 1
+        args = source[args_start:j - 1].strip()
+        out.append(source[pos:start])
+        out.append(f"hipLaunchKernelGGL(({kernel}), {grid}, {block}, {shared}, {stream}{', ' + args if args else ''})")
+        pos = j
+    out.append(source[pos:])
+    return "".join(out)
+
+
+def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout: float = 300.0) -> Path:
+    """``sources`` (texts) translated and compiled into the shared library ``output`` (cached by content).
+    Raises NotModelled naming what the model lacks, BuildError with the compiler's first errors."""
+    text = "\n".join(sources)
+    missing = unmodelled(text)
+    if missing:
+        raise NotModelled("the CPU model of gfx950 does not have " + ", ".join(missing[:6]))
+    clang = find_clang()
+    if clang is None:
+        raise NotModelled("no clang++ here to build HIP for the CPU model (Debian: apt-get install clang)")
+    translated = translate(text)
+    flags = ["-std=c++17", "-O1", "-fPIC", "-shared", "-w", "-include", str(HEADER), "-I", str(INCLUDE)]
+    flags += [f"-D{d}" for d in defines] + [f"-I{i}" for i in includes]
+    key = hashlib.sha256((translated + "\0".join(flags) + HEADER.read_text() + _headers_digest()).encode()).hexdigest()[:16]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cached = CACHE / f"{key}.so"
+    if not cached.exists():
+        source_file = CACHE / f"{key}.cpp"
+        source_file.write_text(translated)
+        tmp = CACHE / f".{key}.{os.getpid()}.so"
+        done = subprocess.run([clang, *flags, "-x", "c++", str(source_file), "-o", str(tmp)], capture_output=True,
+                              text=True, timeout=timeout)
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines() if "error" in line][:4]
+            raise BuildError("; ".join(errors) or done.stderr.strip()[-400:])
+        os.replace(tmp, cached)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.resolve() != cached.resolve():
+        shutil.copyfile(cached, output)
+    return output
+
+
+def _headers_digest() -> str:
+    return "".join(p.read_text() for p in sorted(INCLUDE.rglob("*.h")))

@@ -1,0 +1,38 @@
+// The HIP runtime API a submission's host code calls, on host memory: allocation, copies, streams and
+// events (no-ops: every launch has finished when it returns), errors, device properties of an MI355X.
+#pragma once
+
+typedef int hipError_t;
+typedef void* hipStream_t;
+typedef void* hipEvent_t;
+enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorOutOfMemory = 2 };
+enum hipMemcpyKind { hipMemcpyHostToHost, hipMemcpyHostToDevice, hipMemcpyDeviceToHost, hipMemcpyDeviceToDevice,
+                     hipMemcpyDefault };
+
+inline hipError_t hipMalloc(void** p, std::size_t bytes) {
+    *p = std::aligned_alloc(256, ((bytes + 255) / 256) * 256 + 256);
+    return *p ? hipSuccess : hipErrorOutOfMemory;
+}
+template <class T> inline hipError_t hipMalloc(T** p, std::size_t bytes) { return hipMalloc((void**)p, bytes); }
+inline hipError_t hipFree(void* p) { std::free(p); return hipSuccess; }
+inline hipError_t hipMemcpy(void* d, const void* s, std::size_t n, hipMemcpyKind) { std::memmove(d, s, n); return hipSuccess; }
+inline hipError_t hipMemcpyAsync(void* d, const void* s, std::size_t n, hipMemcpyKind k, hipStream_t = nullptr) {
+    return hipMemcpy(d, s, n, k);
+}
+inline hipError_t hipMemset(void* d, int v, std::size_t n) { std::memset(d, v, n); return hipSuccess; }
+inline hipError_t hipMemsetAsync(void* d, int v, std::size_t n, hipStream_t = nullptr) { return hipMemset(d, v, n); }
+inline hipError_t hipDeviceSynchronize() { return hipSuccess; }
+inline hipError_t hipStreamSynchronize(hipStream_t) { return hipSuccess; }
+inline hipError_t hipStreamCreate(hipStream_t* s) { *s = nullptr; return hipSuccess; }
+inline hipError_t hipStreamDestroy(hipStream_t) { return hipSuccess; }
+inline hipError_t hipEventCreate(hipEvent_t* e) { *e = nullptr; return hipSuccess; }
+inline hipError_t hipEventRecord(hipEvent_t, hipStream_t = nullptr) { return hipSuccess; }
+inline hipError_t hipEventSynchronize(hipEvent_t) { return hipSuccess; }
+inline hipError_t hipEventDestroy(hipEvent_t) { return hipSuccess; }
+inline hipError_t hipGetLastError() { int e = ::hipcpu::last_error(); ::hipcpu::last_error() = 0; return e; }
+inline hipError_t hipPeekAtLastError() { return ::hipcpu::last_error(); }
+inline const char* hipGetErrorString(hipError_t e) { return e == hipSuccess ? "hipSuccess" : "hip_cpu error"; }
+inline hipError_t hipGetDevice(int* d) { *d = 0; return hipSuccess; }
+inline hipError_t hipSetDevice(int) { return hipSuccess; }
+inline hipError_t hipFuncSetAttribute(const void*, int, int) { return hipSuccess; }
+#define HIP_CHECK(x) (x)

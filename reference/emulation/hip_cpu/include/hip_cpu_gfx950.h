@@ -1,0 +1,189 @@
+// The gfx950 builtins real MXFP4 kernels use, on the CPU: the scaled MFMAs (wave operations: every lane
+// deposits its operands, each lane then computes its own accumulator elements) and the scaled fp4
+// conversions. Operand and result layouts per lane are in one place each (the *_layout functions), written
+// from the sources in reference/emulation/hip_cpu/README.md and tested against a table and reference/.
+#pragma once
+
+typedef int hipcpu_v8i __attribute__((ext_vector_type(8)));
+typedef float hipcpu_v16f __attribute__((ext_vector_type(16)));
+typedef float hipcpu_v4f __attribute__((ext_vector_type(4)));
+typedef float hipcpu_v2f __attribute__((ext_vector_type(2)));
+typedef __bf16 hipcpu_v2bf16 __attribute__((ext_vector_type(2)));
+
+namespace hipcpu {
+
+// Element formats of cbsz / blgp: 0 fp8 e4m3, 1 bf8 e5m2, 2 fp6 e2m3, 3 bf6 e3m2, 4 fp4 e2m1.
+inline int format_bits(int format) { return format <= 1 ? 8 : format <= 3 ? 6 : 4; }
+
+// The value of one element code (OCP MX formats: e4m3 and the fp6/fp4 formats have no Inf; e4m3's
+// S.1111.111 and e5m2's exponent 31 with a mantissa are NaN; e5m2's exponent 31 without one is Inf).
+inline double decode_element(unsigned code, int format) {
+    int e_bits, m_bits, bias;
+    switch (format) {
+        case 0: e_bits = 4; m_bits = 3; bias = 7; break;
+        case 1: e_bits = 5; m_bits = 2; bias = 15; break;
+        case 2: e_bits = 2; m_bits = 3; bias = 1; break;
+        case 3: e_bits = 3; m_bits = 2; bias = 3; break;
+        default: e_bits = 2; m_bits = 1; bias = 1; break;
+    }
+    int bits = 1 + e_bits + m_bits;
+    unsigned sign = (code >> (bits - 1)) & 1u, exponent = (code >> m_bits) & ((1u << e_bits) - 1),
+             mantissa = code & ((1u << m_bits) - 1);
+    double s = sign ? -1.0 : 1.0;
+    if (format == 0 && exponent == 15 && mantissa == 7) return NAN;
+    if (format == 1 && exponent == 31) return mantissa ? NAN : s * INFINITY;
+    if (exponent == 0) return s * std::ldexp((double)mantissa, 1 - bias - m_bits);
+    return s * std::ldexp((double)((1u << m_bits) | mantissa), (int)exponent - bias - m_bits);
+}
+
+// Element ``j`` (0..31) of a lane's A or B operand: the codes are packed densely from bit 0 of the first
+// dword (fp4: element 2i in the low nibble of byte i).
+inline unsigned operand_code(const hipcpu_v8i& v, int j, int format) {
+    int bits = format_bits(format);
+    int bit = j * bits;
+    unsigned long long window = 0;
+    for (int b = 0; b < 2 && bit / 32 + b < 8; ++b)
+        window |= (unsigned long long)(unsigned)v[bit / 32 + b] << (32 * b);
+    return (unsigned)(window >> (bit % 32)) & ((1u << bits) - 1);
+}
+
+// E8M0: 2^(e - 127); 0xFF is NaN.
+inline double decode_scale(unsigned e8m0) { return e8m0 == 0xFF ? NAN : std::ldexp(1.0, (int)e8m0 - 127); }
+
+// Layouts (wave64). ``rows`` is 32 (32x32x64) or 16 (16x16x128); each lane holds 32 consecutive K of one
+// row of A (and of one column of B, i.e. one row of B^T), with one scale for them.
+struct Operand { int row, k0; };
+inline Operand operand_layout(int lane, int rows) { return {lane % rows, 32 * (lane / rows)}; }
+// Accumulator element ``i`` of ``lane``: its (row, column) of the rows x rows tile.
+struct Cell { int row, col; };
+inline Cell accumulator_layout(int lane, int i, int rows) {
+    if (rows == 32) return {8 * (i / 4) + 4 * (lane / 32) + (i % 4), lane % 32};
+    return {4 * (lane / 16) + i, lane % 16};
+}
+
+struct MfmaDeposit {
+    hipcpu_v8i a, b;
+    int scale_a, scale_b;
+};
+
+// Values of every code of every format, once (decode_element is the definition; this is its table).
+inline const double* element_table(int format) {
+    static double tables[5][256];
+    static bool built = false;
+    if (!built) {
+        for (int f = 0; f < 5; ++f)
+            for (unsigned c = 0; c < (1u << format_bits(f)); ++c) tables[f][c] = decode_element(c, f);
+        built = true;
+    }
+    return tables[format < 0 || format > 4 ? 4 : format];
+}
+
+// The whole Rows x Rows product of one wave's lane operation, computed by the first lane that reads it
+// (one per wave: another wave's lanes may run theirs before this wave's lanes have all read).
+template <int Rows>
+struct MfmaTile {
+    long long epoch = -1;
+    double d[Rows][Rows];
+};
+
+// D = A x B^T, each 32-K block scaled by its row's and column's E8M0 scales, + C. The products and the
+// sum over the instruction's K are exact in double for fp4/fp6 (and for fp8 up to one rounding); the sum
+// is rounded once to fp32 and added to C in fp32: an assumption about the hardware's internal precision
+// (README.md), inside the oracle's fp32 accumulation bound either way.
+template <int Rows, class Acc>
+inline Acc mfma_scale(const hipcpu_v8i& a, const hipcpu_v8i& b, const Acc& c, int cbsz, int blgp, int opsel_a,
+                      int scale_a, int opsel_b, int scale_b) {
+    constexpr int kPerLane = Rows == 32 ? 16 : 4, kBlocks = 64 / Rows;
+    static MfmaTile<Rows> tiles[16];
+    MfmaDeposit mine{a, b, scale_a, scale_b};
+    return wave_exchange(mine, [&] {
+        MfmaTile<Rows>& tile = tiles[me().linear / kWave];
+        if (tile.epoch != wave_epoch()) {
+            const double* ta = element_table(cbsz);
+            const double* tb = element_table(blgp);
+            double av[Rows][kBlocks][32], bv[Rows][kBlocks][32], sa[Rows][kBlocks], sb[Rows][kBlocks];
+            for (int lane = 0; lane < kWave; ++lane) {
+                Operand where = operand_layout(lane, Rows);
+                MfmaDeposit dep = lane_value<MfmaDeposit>(lane);
+                int blk = where.k0 / 32;
+                sa[where.row][blk] = decode_scale(((unsigned)dep.scale_a >> (8 * (opsel_a & 3))) & 0xFF);
+                sb[where.row][blk] = decode_scale(((unsigned)dep.scale_b >> (8 * (opsel_b & 3))) & 0xFF);
+                for (int j = 0; j < 32; ++j) {
+                    av[where.row][blk][j] = ta[operand_code(dep.a, j, cbsz)];
+                    bv[where.row][blk][j] = tb[operand_code(dep.b, j, blgp)];
+                }
+            }
+            for (int m = 0; m < Rows; ++m)
+                for (int n = 0; n < Rows; ++n) {
+                    double sum = 0.0;
+                    for (int blk = 0; blk < kBlocks; ++blk) {
+                        double partial = 0.0;
+                        for (int j = 0; j < 32; ++j) partial += av[m][blk][j] * bv[n][blk][j];
+                        sum += partial * sa[m][blk] * sb[n][blk];
+                    }
+                    tile.d[m][n] = sum;
+                }
+            tile.epoch = wave_epoch();
+        }
+        Acc out = c;
+        const int lane = lane_id();
+        for (int i = 0; i < kPerLane; ++i) {
+            Cell cell = accumulator_layout(lane, i, Rows);
+            out[i] = c[i] + (float)tile.d[cell.row][cell.col];
+        }
+        return out;
+    });
+}
+
+// v_cvt_scalef32_pk_fp4_*: e2m1(x / 2^(E - 127)), E the scale's exponent field; nearest even; saturating
+// to +-6; NaN and Inf to +-6 by their sign; -0 keeps its sign (the model of reference/emulation/gfx950_asm.py).
+inline unsigned e2m1_code(float x, float scale) {
+    unsigned bits;
+    std::memcpy(&bits, &scale, 4);
+    unsigned exponent = (bits >> 23) & 0xFF;
+    unsigned xb;
+    std::memcpy(&xb, &x, 4);
+    unsigned sign = (xb >> 31) << 3;
+    if (std::isnan(x) || exponent == 0xFF) return sign | 7u;
+    double m = std::fabs(std::ldexp((double)x, 127 - (int)exponent));
+    static const double lower[4] = {0.25, 1.25, 2.5, 5.0}, upper[3] = {0.75, 1.75, 3.5};
+    unsigned code = 0;
+    for (double t : lower) code += m > t;
+    for (double t : upper) code += m >= t;
+    return sign | code;
+}
+
+}  // namespace hipcpu
+
+inline hipcpu_v16f __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu(hipcpu_v8i a, hipcpu_v8i b, hipcpu_v16f c,
+        int cbsz, int blgp, int opsel_a, int scale_a, int opsel_b, int scale_b) {
+    return ::hipcpu::mfma_scale<32>(a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b);
+}
+inline hipcpu_v4f __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu(hipcpu_v8i a, hipcpu_v8i b, hipcpu_v4f c,
+        int cbsz, int blgp, int opsel_a, int scale_a, int opsel_b, int scale_b) {
+    return ::hipcpu::mfma_scale<16>(a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b);
+}
+#define __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4 __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu
+#define __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4 __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu
+
+// The builtins write byte ``sel`` of ``old`` (two e2m1 codes, element 0 low) and keep its other bytes.
+inline unsigned __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu(unsigned old, float x0, float x1, float scale, int sel) {
+    unsigned byte = ::hipcpu::e2m1_code(x0, scale) | (::hipcpu::e2m1_code(x1, scale) << 4);
+    return (old & ~(0xFFu << (8 * (sel & 3)))) | (byte << (8 * (sel & 3)));
+}
+inline unsigned __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16_cpu(unsigned old, hipcpu_v2bf16 x, float scale, int sel) {
+    return __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu(old, (float)x[0], (float)x[1], scale, sel);
+}
+// Byte ``sel`` of ``src`` (two e2m1 codes) to two floats, each e2m1 x 2^(E - 127).
+inline hipcpu_v2f __builtin_amdgcn_cvt_scalef32_pk_f32_fp4_cpu(unsigned src, float scale, int sel) {
+    unsigned byte = (src >> (8 * (sel & 3))) & 0xFF, bits;
+    std::memcpy(&bits, &scale, 4);
+    double s = std::ldexp(1.0, (int)((bits >> 23) & 0xFF) - 127);
+    hipcpu_v2f out;
+    out[0] = (float)(::hipcpu::decode_element(byte & 0xF, 4) * s);
+    out[1] = (float)(::hipcpu::decode_element(byte >> 4, 4) * s);
+    return out;
+}
+#define __builtin_amdgcn_cvt_scalef32_pk_fp4_f32 __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu
+#define __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16 __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16_cpu
+#define __builtin_amdgcn_cvt_scalef32_pk_f32_fp4 __builtin_amdgcn_cvt_scalef32_pk_f32_fp4_cpu
