@@ -113,6 +113,8 @@ def gemm(lib, data: input_t) -> output_t:
     A, _, B_q, _, B_scale_sh = data
     m, k = A.shape
     n = B_q.shape[0]
+    if k % 64:
+        raise ValueError(f"K must be a multiple of 64 (the MFMA's K), got {k}")
     codes, exponents = quantize_activations(A)
     a_q = (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous()
     a_scale = (exponents + 127).to(torch.uint8).contiguous()

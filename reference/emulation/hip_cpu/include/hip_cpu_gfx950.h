@@ -50,10 +50,15 @@ inline unsigned operand_code(const hipcpu_v8i& v, int j, int format) {
 // E8M0: 2^(e - 127); 0xFF is NaN.
 inline double decode_scale(unsigned e8m0) { return e8m0 == 0xFF ? NAN : std::ldexp(1.0, (int)e8m0 - 127); }
 
-// Layouts (wave64). ``rows`` is 32 (32x32x64) or 16 (16x16x128); each lane holds 32 consecutive K of one
-// row of A (and of one column of B, i.e. one row of B^T), with one scale for them.
-struct Operand { int row, k0; };
-inline Operand operand_layout(int lane, int rows) { return {lane % rows, 32 * (lane / rows)}; }
+// Layouts (wave64; CDNA4 ISA sections 7.1.4-7.1.5 and 7.2.1, README.md). ``rows`` is 32 (32x32x64) or 16
+// (16x16x128): lane l serves row (of A; column of B) l % rows. Its 32 items t are K offsets of the
+// instruction's K: fp4 and fp6 pack them contiguously, k = 32 (l / rows) + t; fp8 and bf8 in two chunks of
+// 16, k = (64 / rows * 16) (t / 16) + 16 (l / rows) + t % 16. The scale of (row, K block b) is in lane
+// b * rows + row, whatever the format.
+inline int operand_k(int lane, int t, int rows, int format) {
+    if (format <= 1) return (rows == 32 ? 32 : 64) * (t / 16) + 16 * (lane / rows) + t % 16;
+    return 32 * (lane / rows) + t;
+}
 // Accumulator element ``i`` of ``lane``: its (row, column) of the rows x rows tile.
 struct Cell { int row, col; };
 inline Cell accumulator_layout(int lane, int i, int rows) {
@@ -78,18 +83,18 @@ inline const double* element_table(int format) {
     return tables[format < 0 || format > 4 ? 4 : format];
 }
 
-// The whole Rows x Rows product of one wave's lane operation, computed by the first lane that reads it
-// (one per wave: another wave's lanes may run theirs before this wave's lanes have all read).
+// The scaled block sums of one wave's lane operation, computed by the first lane that reads them (one
+// per wave: another wave's lanes may run theirs before this wave's lanes have all read).
 template <int Rows>
 struct MfmaTile {
     long long epoch = -1;
-    double d[Rows][Rows];
+    float blocks[Rows][Rows][64 / Rows];
 };
 
-// D = A x B^T, each 32-K block scaled by its row's and column's E8M0 scales, + C. The products and the
-// sum over the instruction's K are exact in double for fp4/fp6 (and for fp8 up to one rounding); the sum
-// is rounded once to fp32 and added to C in fp32: an assumption about the hardware's internal precision
-// (README.md), inside the oracle's fp32 accumulation bound either way.
+// D = C + sum over K blocks of 2^(sa - 127) 2^(sb - 127) sum_{k in block} A[m][k] B[n][k] (ISA 7.2).
+// Rounding inside the instruction is not documented: this follows AMD's emulator rocjitsu (each block
+// summed by fp32 fma in increasing k, scaled, then added to C in fp32 block by block). For fp4 x fp4 a
+// block's sum is exact in fp32, so only the additions to C round (README.md).
 template <int Rows, class Acc>
 inline Acc mfma_scale(const hipcpu_v8i& a, const hipcpu_v8i& b, const Acc& c, int cbsz, int blgp, int opsel_a,
                       int scale_a, int opsel_b, int scale_b) {
@@ -101,35 +106,35 @@ inline Acc mfma_scale(const hipcpu_v8i& a, const hipcpu_v8i& b, const Acc& c, in
         if (tile.epoch != wave_epoch()) {
             const double* ta = element_table(cbsz);
             const double* tb = element_table(blgp);
-            double av[Rows][kBlocks][32], bv[Rows][kBlocks][32], sa[Rows][kBlocks], sb[Rows][kBlocks];
+            static float av[Rows][32 * kBlocks], bv[Rows][32 * kBlocks];  // [row][k of the instruction]
+            int sa[Rows][kBlocks], sb[Rows][kBlocks];
             for (int lane = 0; lane < kWave; ++lane) {
-                Operand where = operand_layout(lane, Rows);
                 MfmaDeposit dep = lane_value<MfmaDeposit>(lane);
-                int blk = where.k0 / 32;
-                sa[where.row][blk] = decode_scale(((unsigned)dep.scale_a >> (8 * (opsel_a & 3))) & 0xFF);
-                sb[where.row][blk] = decode_scale(((unsigned)dep.scale_b >> (8 * (opsel_b & 3))) & 0xFF);
-                for (int j = 0; j < 32; ++j) {
-                    av[where.row][blk][j] = ta[operand_code(dep.a, j, cbsz)];
-                    bv[where.row][blk][j] = tb[operand_code(dep.b, j, blgp)];
+                int row = lane % Rows, blk = lane / Rows;
+                sa[row][blk] = ((unsigned)dep.scale_a >> (8 * (opsel_a & 3))) & 0xFF;
+                sb[row][blk] = ((unsigned)dep.scale_b >> (8 * (opsel_b & 3))) & 0xFF;
+                for (int t = 0; t < 32; ++t) {
+                    av[row][operand_k(lane, t, Rows, cbsz)] = (float)ta[operand_code(dep.a, t, cbsz)];
+                    bv[row][operand_k(lane, t, Rows, blgp)] = (float)tb[operand_code(dep.b, t, blgp)];
                 }
             }
             for (int m = 0; m < Rows; ++m)
-                for (int n = 0; n < Rows; ++n) {
-                    double sum = 0.0;
+                for (int n = 0; n < Rows; ++n)
                     for (int blk = 0; blk < kBlocks; ++blk) {
-                        double partial = 0.0;
-                        for (int j = 0; j < 32; ++j) partial += av[m][blk][j] * bv[n][blk][j];
-                        sum += partial * sa[m][blk] * sb[n][blk];
+                        float sum = 0.0f;
+                        for (int k = 32 * blk; k < 32 * blk + 32; ++k) sum = std::fma(av[m][k], bv[n][k], sum);
+                        tile.blocks[m][n][blk] = sa[m][blk] == 0xFF || sb[n][blk] == 0xFF
+                            ? NAN : std::ldexp(sum, sa[m][blk] + sb[n][blk] - 254);
                     }
-                    tile.d[m][n] = sum;
-                }
             tile.epoch = wave_epoch();
         }
         Acc out = c;
         const int lane = lane_id();
         for (int i = 0; i < kPerLane; ++i) {
             Cell cell = accumulator_layout(lane, i, Rows);
-            out[i] = c[i] + (float)tile.d[cell.row][cell.col];
+            float acc = c[i];
+            for (int blk = 0; blk < kBlocks; ++blk) acc += tile.blocks[cell.row][cell.col][blk];
+            out[i] = acc;
         }
         return out;
     });
