@@ -537,6 +537,7 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             from reference.emulation import no_rocm  # ROCm, and is recorded; a CUDA GPU still builds CUDA-clean sources
 
             no_rocm.install(cuda_builds=request["device"] != "cpu")
+            no_rocm.on_hip_cpu_block(progress.COUNTERS.program)  # a HIP block on the CPU model is progress
         session = Session(path, request["device"])
         start = time.perf_counter()
         try:

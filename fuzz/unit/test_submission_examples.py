@@ -20,6 +20,7 @@ from fuzz.submission.explicit_plan import EXAMPLES, TIER, VERDICTS, run_plan
 from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.runner import SubmissionRunner
 from kernels.platform import detect
+from reference.emulation.hip_cpu.build import find_clang
 
 pytestmark = pytest.mark.slow  # spawns a worker per example: a self-test for the ci profile
 
@@ -57,6 +58,11 @@ EXPECTED_FAILURES = {
     "lazy_tensor_output.py": set(),
     "unsync_side_streams.py": set(),  # its race needs a GPU's streams
     "k_tail_padding.py": set(),  # the clean twin of k_tail_padding_uninitialised (fuzz/unit/test_uninitialised.py)
+    # HIP through hipcc + ctypes, run on the CPU model of gfx950 (without clang++ the file's HIP is NOT RUN:
+    # nothing fails). The race leaves a previous call's LDS in the next: the stale verdicts see it too.
+    "hip_mfma_gemm.py": set(),
+    "hip_mfma_gemm_lds_race_wrong.py": {"official", "correctness", "determinism", "stale_in_place", "stale_new_shape",
+                                        "stale_reallocated", "stale_recheck"} if find_clang() else set(),
 }
 # A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
 # along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.

@@ -91,6 +91,15 @@ _state = {"installed": False, "undo": [], "attempts": [], "cuda_builds": False, 
           "hip_cpu_libraries": []}
 
 
+_BLOCK_CALLBACK = ctypes.CFUNCTYPE(None)
+
+
+def on_hip_cpu_block(callback) -> None:
+    """``callback()`` after every block a library built by the CPU model runs (the worker counts it as
+    progress); applies to libraries built from now on."""
+    _state["block_callback"] = None if callback is None else _BLOCK_CALLBACK(callback)  # kept alive here
+
+
 def hip_cpu_launches() -> int:
     """Kernel launches so far of every library the CPU model built (each counts its own)."""
     total = 0
@@ -140,6 +149,10 @@ def _build_on_cpu_model(parts: dict) -> str:
     except build.BuildError as error:
         raise HipNotModelled(2, f"the CPU model's host compiler refused it: {error}", parts["sources"][0]) from None
     _state["hip_cpu_libraries"].append(parts["output"])
+    if _state.get("block_callback") is not None:
+        library = ctypes.CDLL(parts["output"])  # the handle the file's own CDLL will share
+        library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
+        library.hip_cpu_set_progress(_state["block_callback"])
     return "built"
 
 

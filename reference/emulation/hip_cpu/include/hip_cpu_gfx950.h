@@ -1,7 +1,7 @@
 // The gfx950 builtins real MXFP4 kernels use, on the CPU: the scaled MFMAs (wave operations: every lane
 // deposits its operands, each lane then computes its own accumulator elements) and the scaled fp4
 // conversions. Operand and result layouts per lane are in one place each (the *_layout functions), written
-// from the sources in reference/emulation/hip_cpu/README.md and tested against a table and reference/.
+// from the sources in docs/hip_cpu.md and tested against a table and reference/.
 #pragma once
 
 typedef int hipcpu_v8i __attribute__((ext_vector_type(8)));
@@ -50,7 +50,7 @@ inline unsigned operand_code(const hipcpu_v8i& v, int j, int format) {
 // E8M0: 2^(e - 127); 0xFF is NaN.
 inline double decode_scale(unsigned e8m0) { return e8m0 == 0xFF ? NAN : std::ldexp(1.0, (int)e8m0 - 127); }
 
-// Layouts (wave64; CDNA4 ISA sections 7.1.4-7.1.5 and 7.2.1, README.md). ``rows`` is 32 (32x32x64) or 16
+// Layouts (wave64; CDNA4 ISA sections 7.1.4-7.1.5 and 7.2.1; docs/hip_cpu.md). ``rows`` is 32 (32x32x64) or 16
 // (16x16x128): lane l serves row (of A; column of B) l % rows. Its 32 items t are K offsets of the
 // instruction's K: fp4 and fp6 pack them contiguously, k = 32 (l / rows) + t; fp8 and bf8 in two chunks of
 // 16, k = (64 / rows * 16) (t / 16) + 16 (l / rows) + t % 16. The scale of (row, K block b) is in lane
@@ -94,7 +94,7 @@ struct MfmaTile {
 // D = C + sum over K blocks of 2^(sa - 127) 2^(sb - 127) sum_{k in block} A[m][k] B[n][k] (ISA 7.2).
 // Rounding inside the instruction is not documented: this follows AMD's emulator rocjitsu (each block
 // summed by fp32 fma in increasing k, scaled, then added to C in fp32 block by block). For fp4 x fp4 a
-// block's sum is exact in fp32, so only the additions to C round (README.md).
+// block's sum is exact in fp32, so only the additions to C round (docs/hip_cpu.md).
 template <int Rows, class Acc>
 inline Acc mfma_scale(const hipcpu_v8i& a, const hipcpu_v8i& b, const Acc& c, int cbsz, int blgp, int opsel_a,
                       int scale_a, int opsel_b, int scale_b) {

@@ -1,7 +1,7 @@
 // The HIP runtime and the gfx950 device on the CPU: a submission's HIP source, compiled for the host by
 // clang++ with this header forced in front (-include), runs its kernels here so their numbers get verdicts.
 //
-// Execution model (reference/emulation/hip_cpu/README.md says why, and what is not modelled):
+// Execution model (docs/hip_cpu.md says why, and what is not modelled):
 //   * a launch walks its blocks one after another; inside a block every thread is a fiber (ucontext) on
 //     the calling host thread, run in thread order until it reaches a synchronisation point;
 //   * __syncthreads() is a block barrier: a thread waits until every thread of the block that has not
@@ -163,6 +163,9 @@ inline void fiber_entry(unsigned int hi, unsigned int lo) {
 }
 
 inline long long& launch_count() { static long long n = 0; return n; }
+// Called after every block (set by the host through hip_cpu_set_progress): the submission worker counts
+// blocks as progress, so a long HIP call on the CPU model is slow, not hung.
+inline void (*&block_done())() { static void (*callback)() = nullptr; return callback; }
 
 template <class F>
 inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
@@ -202,6 +205,7 @@ inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
         }
     }
     b->current = -1;
+    if (block_done()) block_done()();
 }
 
 template <class... P, class... A>
@@ -247,4 +251,7 @@ inline unsigned __lane_id() { return (unsigned)::hipcpu::lane_id(); }
 // How many kernels this library launched: the worker reads it to say the HIP path served a call.
 extern "C" __attribute__((visibility("default"), weak)) long long hip_cpu_launch_count() {
     return ::hipcpu::launch_count();
+}
+extern "C" __attribute__((visibility("default"), weak)) void hip_cpu_set_progress(void (*callback)()) {
+    ::hipcpu::block_done() = callback;
 }
