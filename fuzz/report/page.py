@@ -17,6 +17,7 @@ body { font-family: sans-serif; margin: 16px 24px; color: #222; max-width: 1400p
 h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; } h3 { font-size: 15px; }
 table { border-collapse: collapse; font-size: 13px; }
 td, th { border: 1px solid #ccc; padding: 3px 7px; vertical-align: top; text-align: left; }
+.wide { overflow-x: auto; } .wide td, .wide th { white-space: nowrap; font-size: 12px; padding: 2px 5px; }
 th { background: #f0f0f0; }
 .PASS { background: #e5f5e0; } .FAIL, .ERROR { background: #fcbba1; font-weight: bold; }
 .NOT-RUN, .SKIP { background: #f0f0f0; color: #666; } .REPORTED { background: #fff7bc; }
@@ -165,7 +166,7 @@ def summary_html(summary: dict, reports: list) -> str:
     parts = [f"<h1>mxfp4-fuzz: {len(rows)} files</h1>",
              f'<p class="meta">tier {escape(str(summary.get("tier")))}, {summary.get("jobs")} at a time, '
              f'{summary.get("seconds")} s, exit code {summary.get("exit_code")}</p>',
-             f"<table>{head}{''.join(body)}</table>"]
+             f'<div class="wide"><table>{head}{"".join(body)}</table></div>']
     for i, (row, report) in enumerate(zip(rows, reports)):
         parts.append('<hr>')
         if report is None:

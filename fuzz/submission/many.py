@@ -28,9 +28,10 @@ from fuzz.host import parallel, thread_budget
 
 HEARTBEAT = 30.0
 SUMMARY_VERSION = 1
-# pytest's exit codes, worst last: a usage error or an internal error outranks a failed verdict, which
-# outranks a clean run; a child that died or was killed counts as an internal error
-EXIT_SEVERITY = (0, 5, 1, 2, 3, 4)
+# Exit codes, worst last: a usage error or an internal error outranks a failed verdict, which outranks
+# "only KernelGuard objects" (7) and "nothing failed, something NOT RUN" (6, inconclusive), which outrank a
+# clean run; a child that died or was killed counts as an internal error
+EXIT_SEVERITY = (0, 6, 7, 5, 1, 2, 3, 4)
 STATUS_CELL = {"PASS": "pass", "FAIL": "FAIL", "NOT RUN": "not run", "SKIP": "skip", "REPORTED": "reported",
                "ERROR": "ERROR"}
 SUMMARY_SCHEMA = {  # what tests check of the summary JSON (fuzz/unit/test_many_files.py)
@@ -158,7 +159,9 @@ def _progress(done: int, total: int, running: list[Child], now: float, finished:
     if finished is None:
         return f"[{done}/{total}] running: {busy}"
     row = finished.summary
-    failed = f"FAIL {', '.join(row['failed'])}" if row["failed"] else ("error" if row["error"] else "no failure")
+    not_run = bool(row["verdicts"]) and set(row["verdicts"].values()) <= {"NOT RUN", "SKIP"}
+    failed = (f"FAIL {', '.join(row['failed'])}" if row["failed"] else "NOT RUN" if not_run
+              else "error" if row["error"] else "no failure")
     return (f"[{done}/{total}] {finished.path.name}: {failed} ({finished.seconds:.0f} s"
             + (f", GPU {finished.device}" if finished.device is not None else "") + ")"
             + (f" | running: {busy}" if busy else ""))

@@ -33,6 +33,8 @@ def test_the_worst_exit_code_wins():
     assert many.worst_exit([1, 3]) == 3
     assert many.worst_exit([0, -9]) == 3  # killed by a signal
     assert many.worst_exit([]) == 0
+    # NOT RUN (6) and "only KernelGuard objects" (7) are the submission runner's own codes, not crashes
+    assert many.worst_exit([0, 6]) == 6 and many.worst_exit([6, 7]) == 7 and many.worst_exit([7, 1]) == 1
 
 
 def test_jobs_default_to_one_per_gpu_or_core():
