@@ -136,7 +136,11 @@ def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.resolve() != cached.resolve():
-        shutil.copyfile(cached, output)
+        # A new file renamed over the old: a file that builds to the same path again (a fresh module of
+        # it) may have the old library loaded, and writing into that file in place crashes its process.
+        staged = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+        shutil.copyfile(cached, staged)
+        os.replace(staged, output)
     return output
 
 

@@ -160,13 +160,29 @@ inline unsigned e2m1_code(float x, float scale) {
 
 }  // namespace hipcpu
 
-inline hipcpu_v16f __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu(hipcpu_v8i a, hipcpu_v8i b, hipcpu_v16f c,
-        int cbsz, int blgp, int opsel_a, int scale_a, int opsel_b, int scale_b) {
-    return ::hipcpu::mfma_scale<32>(a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b);
+namespace hipcpu {
+// The builtin's operands are int32x8, but clang's builtin checking converts any vector of that size
+// (real kernels pass 32 x fp4x2 bytes, or 16-byte vectors widened): take the bits of whatever is passed.
+template <class V>
+inline hipcpu_v8i as_operand(const V& v) {
+    static_assert(sizeof(V) <= sizeof(hipcpu_v8i), "an MFMA operand is at most 8 dwords");
+    hipcpu_v8i out = {};
+    std::memcpy(&out, &v, sizeof(V));
+    return out;
 }
-inline hipcpu_v4f __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu(hipcpu_v8i a, hipcpu_v8i b, hipcpu_v4f c,
+}  // namespace hipcpu
+
+template <class VA, class VB>
+inline hipcpu_v16f __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu(VA a, VB b, hipcpu_v16f c,
         int cbsz, int blgp, int opsel_a, int scale_a, int opsel_b, int scale_b) {
-    return ::hipcpu::mfma_scale<16>(a, b, c, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b);
+    return ::hipcpu::mfma_scale<32>(::hipcpu::as_operand(a), ::hipcpu::as_operand(b), c, cbsz, blgp, opsel_a, scale_a,
+                                    opsel_b, scale_b);
+}
+template <class VA, class VB>
+inline hipcpu_v4f __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu(VA a, VB b, hipcpu_v4f c,
+        int cbsz, int blgp, int opsel_a, int scale_a, int opsel_b, int scale_b) {
+    return ::hipcpu::mfma_scale<16>(::hipcpu::as_operand(a), ::hipcpu::as_operand(b), c, cbsz, blgp, opsel_a, scale_a,
+                                    opsel_b, scale_b);
 }
 #define __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4 __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu
 #define __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4 __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu
