@@ -8,10 +8,10 @@ correct_reference_style.quantize_activations (codes one per byte, scale exponent
 product is fp32 PyTorch on the dequantized operands, rounded once to bf16. The source uses CUDA names,
 as most load_inline submissions do: on ROCm, torch hipifies it before hipcc builds it.
 
-Where the build fails (no ROCm or CUDA toolchain, e.g. mxfp4-fuzz's CPU tier) the PyTorch quantizer
-serves instead; ``QUANTIZER`` says which one this process uses. mxfp4-fuzz builds the kernel for gfx950
-(verdict builds_gfx950: errors, registers, spills, occupancy) and fuzzes the fallback; it does not run
-the kernel (no AMD GPU).
+Where the build fails (no ROCm or CUDA toolchain) the PyTorch quantizer serves instead; ``QUANTIZER``
+says which one this process uses. mxfp4-fuzz builds the kernel for gfx950 (verdict builds_gfx950: errors,
+registers, spills, occupancy), and on its CPU tier runs the kernel itself on the CPU model of gfx950
+(docs/hip_cpu.md); without clang++ there, the fallback is what gets fuzzed.
 """
 import torch
 from torch.utils.cpp_extension import load_inline
@@ -93,7 +93,7 @@ except Exception as error:  # no ROCm (or CUDA) toolchain in this process: the P
 
 def custom_kernel(data: input_t) -> output_t:
     A, _, B_q, _, B_scale_sh = data
-    if _extension is not None and A.is_cuda:
+    if _extension is not None:
         codes, exponents = _extension.quantize(A)
     else:
         codes, exponents = quantize_activations(A)

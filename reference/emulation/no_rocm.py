@@ -98,6 +98,7 @@ def on_hip_cpu_block(callback) -> None:
     """``callback()`` after every block a library built by the CPU model runs (the worker counts it as
     progress); applies to libraries built from now on."""
     _state["block_callback"] = None if callback is None else _BLOCK_CALLBACK(callback)  # kept alive here
+    _state["block_tick"] = callback
 
 
 def hip_cpu_launches() -> int:
@@ -148,11 +149,7 @@ def _build_on_cpu_model(parts: dict) -> str:
         raise HipNotModelled(2, f"not runnable on the CPU tier: {error}", parts["sources"][0]) from None
     except build.BuildError as error:
         raise HipNotModelled(2, f"the CPU model's host compiler refused it: {error}", parts["sources"][0]) from None
-    _state["hip_cpu_libraries"].append(parts["output"])
-    if _state.get("block_callback") is not None:
-        library = ctypes.CDLL(parts["output"])  # the handle the file's own CDLL will share
-        library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
-        library.hip_cpu_set_progress(_state["block_callback"])
+    _register_library(parts["output"])
     return "built"
 
 
@@ -262,6 +259,82 @@ def _refused_build(gpu: bool, texts, kwargs: dict) -> str | None:
     return f"a C++ extension against ROCm ({', '.join(uses[:4])})" if uses else None
 
 
+# load_inline options that mean the same to a CPU build of the translated sources; the rest (hipcc's
+# extra_cuda_cflags, with_cuda) are the GPU compiler's and are left out.
+CPU_BUILD_OPTIONS = ("functions", "extra_cflags", "extra_include_paths", "build_directory", "verbose",
+                     "with_pytorch_error_handling", "is_python_module", "is_standalone", "keep_intermediates")
+
+
+class HipModelRefused(RocmUnavailable):
+    """A load_inline / load of HIP sources the CPU model of gfx950 cannot build: it uses something the
+    model lacks (named), or the host compiler refused the translation. An OSError, as a failed GPU build
+    is here: the file's own fallback runs; the verdicts that need its HIP are NOT RUN."""
+
+
+def _ticking(work):
+    """``work()`` while a thread counts a progress tick a second (a CPU build of torch's headers takes
+    about half a minute, which the worker would otherwise take for a hang)."""
+    import threading
+
+    tick = _state.get("block_tick")
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.wait(1.0):
+            tick()
+
+    thread = threading.Thread(target=ticker, daemon=True) if tick else None
+    if thread:
+        thread.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+
+
+def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
+    """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
+    compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
+    from reference.emulation.hip_cpu import build
+
+    missing = build.unmodelled("\n".join(cuda + _as_list(cpp_sources)))
+    if missing:
+        raise HipModelRefused(f"load_inline({name!r}): the CPU model of gfx950 does not have {', '.join(missing[:6])}")
+    clang = build.find_clang()
+    if clang is None:
+        raise HipModelRefused(f"load_inline({name!r}): no clang++ here to build HIP for the CPU model")
+    options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
+    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + ["-O1", "-w", "-include", str(build.HEADER)]
+    options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
+    sources = _as_list(cpp_sources) + [build.translate_torch(c) for c in cuda]
+    previous = os.environ.get("CXX")
+    os.environ["CXX"] = clang  # torch's CPU build compiles with $CXX
+    try:
+        module = _ticking(lambda: stock_inline(f"{name}_hipcpu", sources, **options))
+    except Exception as error:  # the compiler's refusal, as torch reports it
+        lines = [line for line in str(error).splitlines() if "error" in line][:3]
+        raise HipModelRefused(f"load_inline({name!r}): the CPU model's host compiler refused it: "
+                              + ("; ".join(lines) or str(error)[-300:])) from None
+    finally:
+        if previous is None:
+            os.environ.pop("CXX", None)
+        else:
+            os.environ["CXX"] = previous
+    library = getattr(module, "__file__", None)
+    if library:
+        _register_library(library)
+    return module
+
+
+def _register_library(path: str) -> None:
+    if path not in _state["hip_cpu_libraries"]:  # a fresh module of the file loads the same library again
+        _state["hip_cpu_libraries"].append(path)
+    if _state.get("block_callback") is not None:
+        library = ctypes.CDLL(path)  # the handle the file's own load shares
+        library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
+        library.hip_cpu_set_progress(_state["block_callback"])
+
+
 def install(cuda_builds: bool = False) -> bool:
     """Idempotent; True once active. ``cuda_builds``: a CUDA GPU machine (the nvidia tier), where nvcc
     builds CUDA-clean sources; only what needs ROCm is refused there."""
@@ -280,9 +353,19 @@ def install(cuda_builds: bool = False) -> bool:
         cuda = _as_list(cuda_sources) + _as_list(kwargs.get("sycl_sources"))
         gpu = bool(cuda or kwargs.get("extra_cuda_cflags") or kwargs.get("with_cuda"))
         what = _refused_build(gpu, _as_list(cpp_sources) + cuda, kwargs)
+        attempt = None
         if gpu or what:  # a GPU build nvcc makes here is recorded too: builds_gfx950 builds it as the runner would
             sources = {f"{name}.cpp": "\n".join(_as_list(cpp_sources)), **({f"{name}.cu": "\n".join(cuda)} if gpu else {})}
-            _state["attempts"].append(Attempt("load_inline", _caller(), name, sources, options=_options(kwargs)))
+            attempt = Attempt("load_inline", _caller(), name, sources, options=_options(kwargs))
+            _state["attempts"].append(attempt)
+        if what and gpu and cuda and _state.get("cpu_model"):  # the CPU tier runs it on the model of gfx950
+            try:
+                module = _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs)
+            except HipModelRefused as error:
+                attempt.cpu_model = str(error)
+                raise
+            attempt.cpu_model = "built"
+            return module
         if what:
             raise RocmUnavailable(f"load_inline({name!r}) builds {what}: no ROCm on this machine ({_state['tier']}); "
                                   f"on the runner {'hipcc builds it' if gpu else 'it builds'}")

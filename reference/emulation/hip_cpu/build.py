@@ -107,6 +107,21 @@ def translate(source: str) -> str:
     return "".join(out)
 
 
+LAST_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[^\n]*\n", re.MULTILINE)
+# After the source's own includes (never inside torch's headers): its device checks ask what the tier's
+# "cuda" tensors are, and on this tier they are CPU tensors, as the model's kernels need.
+TORCH_DEVICE_NAMES = "#define is_cuda is_cpu\n#define kCUDA kCPU\n"
+
+
+def translate_torch(source: str) -> str:
+    """A load_inline source for the model: ``translate`` plus the CPU model's ATen/c10 stand-ins first and
+    the device renames after the source's last include."""
+    text = translate(source)
+    includes = list(LAST_INCLUDE.finditer(text))
+    at = includes[-1].end() if includes else 0
+    return "#include <hip_cpu_torch.h>\n" + text[:at] + TORCH_DEVICE_NAMES + text[at:]
+
+
 def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout: float = 300.0) -> Path:
     """``sources`` (texts) translated and compiled into the shared library ``output`` (cached by content).
     Raises NotModelled naming what the model lacks, BuildError with the compiler's first errors."""

@@ -40,3 +40,17 @@ inline int __float_as_int(float x) { int i; std::memcpy(&i, &x, 4); return i; }
 inline unsigned __float_as_uint(float x) { unsigned i; std::memcpy(&i, &x, 4); return i; }
 inline float __int_as_float(int i) { float x; std::memcpy(&x, &i, 4); return x; }
 inline float __uint_as_float(unsigned i) { float x; std::memcpy(&x, &i, 4); return x; }
+
+// HIP's device min/max overloads (integers and floats), which kernels call unqualified.
+inline int max(int a, int b) { return a < b ? b : a; }
+inline int min(int a, int b) { return b < a ? b : a; }
+inline unsigned max(unsigned a, unsigned b) { return a < b ? b : a; }
+inline unsigned min(unsigned a, unsigned b) { return b < a ? b : a; }
+inline long long max(long long a, long long b) { return a < b ? b : a; }
+inline long long min(long long a, long long b) { return b < a ? b : a; }
+inline unsigned long long max(unsigned long long a, unsigned long long b) { return a < b ? b : a; }
+inline unsigned long long min(unsigned long long a, unsigned long long b) { return b < a ? b : a; }
+inline float max(float a, float b) { return std::fmax(a, b); }
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline double max(double a, double b) { return std::fmax(a, b); }
+inline double min(double a, double b) { return std::fmin(a, b); }

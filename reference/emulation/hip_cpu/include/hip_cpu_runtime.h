@@ -31,7 +31,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+
 #define __shared__ static
 #define __constant__ static
 #define __launch_bounds__(...)
