@@ -10,20 +10,24 @@ def run_script(body: str):
 
 
 def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
+    """On the CPU tier HIP sources go to the CPU model of gfx950 (docs/hip_cpu.md); one it cannot run (an
+    unmodelled builtin) is refused at once, by name, as an OSError, and the attempt says why."""
     result = run_script("""
         import time
         from torch.utils.cpp_extension import load_inline
         t = time.perf_counter()
         try:
-            load_inline("merge", cpp_sources="void f();", cuda_sources="__global__ void k() {}",
+            load_inline("merge", cpp_sources="void f();",
+                        cuda_sources="__global__ void k(int* x) { x[0] = __builtin_amdgcn_s_getpc(); }",
                         functions=["f"], extra_cuda_cflags=["--offload-arch=gfx950"])
         except OSError as e:
-            print(type(e).__name__, time.perf_counter() - t < 1.0)
+            print(type(e).__name__, isinstance(e, no_rocm.RocmUnavailable), time.perf_counter() - t < 1.0)
         (a,) = no_rocm.attempts()
         print(a.api, a.name, a.where == "<string>:8", "__global__" in a.sources["merge.cu"])
+        print("__builtin_amdgcn_s_getpc" in a.cpu_model)
     """)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["RocmUnavailable True", "load_inline merge True True"]
+    assert result.stdout.splitlines() == ["HipModelRefused True True", "load_inline merge True True", "True"]
 
 
 def test_hipcc_through_subprocess_is_a_missing_executable_and_is_recorded(tmp_path):
