@@ -65,3 +65,45 @@ def test_launch_syntax_is_translated():
     assert "hipLaunchKernelGGL((k<T, 4>), dim3(g, 1), 256, 0, stream, a, b);" in out
     assert "hipLaunchKernelGGL((plain), 1, 64, 0, 0);" in out
     assert "float* smem = (float*)::hipcpu::dynamic_shared();" in build.translate("extern __shared__ float smem[];")
+
+
+@pytest.mark.slow  # two torch extension builds on the CPU: about half a minute each, cold
+def test_load_inline_and_load_reach_the_model(tmp_path):
+    """A load_inline with CUDA-named sources (at::cuda stream, <<<>>> launch, TORCH_CHECK(x.is_cuda())) and
+    a load of .cu/.cpp files with their own PYBIND11_MODULE both build for the CPU model, and their kernel
+    computes, counted as the model's launches."""
+    from fuzz.unit.fresh_process import run_fresh
+
+    kernel = r'''
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+__global__ void add_one(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    v += __shfl_xor(v, 1) * 0.0f;  // a lane operation: the wave meets
+    if (i < n) y[i] = v + 1.0f;
+}
+torch::Tensor add(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    add_one<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+'''
+    (tmp_path / "add.cu").write_text(kernel)
+    (tmp_path / "bind.cpp").write_text("#include <torch/extension.h>\ntorch::Tensor add(torch::Tensor x);\n"
+                                       "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"add\", &add); }\n")
+    result = run_fresh("from reference.emulation import no_rocm\nassert no_rocm.install()\n", f"""
+        import torch
+        from torch.utils.cpp_extension import load, load_inline
+        x = torch.arange(1000, dtype=torch.float32)
+        inline = load_inline("add_inline", cpp_sources="torch::Tensor add(torch::Tensor x);",
+                             cuda_sources={kernel!r}, functions=["add"], extra_cuda_cflags=["-O3"])
+        print(torch.equal(inline.add(x), x + 1), no_rocm.hip_cpu_launches())
+        files = load("add_files", sources=["{tmp_path / 'add.cu'}", "{tmp_path / 'bind.cpp'}"])
+        print(torch.equal(files.add(x), x + 1), no_rocm.hip_cpu_launches())
+        print([a.cpu_model for a in no_rocm.attempts()])
+    """, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == ["True 1", "True 2", "['built', 'built']"], result.stdout + result.stderr[-2000:]

@@ -380,6 +380,16 @@ def install(cuda_builds: bool = False) -> bool:
             paths = {os.path.basename(str(s)): os.path.abspath(str(s)) for s in files}
             texts = {os.path.basename(str(s)): read[str(s)] for s in files}
             _state["attempts"].append(Attempt("load", _caller(), name, texts, options={**_options(kwargs), "paths": paths}))
+        if what and gpu and _state.get("cpu_model"):  # the CPU tier runs it on the model of gfx950
+            gpu_texts = [read[str(f)] for f in files if str(f).endswith(GPU_SOURCE_SUFFIXES)]
+            cpp_texts = [read[str(f)] for f in files if not str(f).endswith(GPU_SOURCE_SUFFIXES)]
+            try:
+                module = _load_inline_on_cpu_model(stock_inline, name, cpp_texts, gpu_texts, kwargs)
+            except HipModelRefused as error:
+                _state["attempts"][-1].cpu_model = str(error)
+                raise
+            _state["attempts"][-1].cpu_model = "built"
+            return module
         if what:
             raise RocmUnavailable(f"load({name!r}) builds {what}: no ROCm on this machine ({_state['tier']})")
         return stock_load(name, sources, *args, **kwargs)  # forwards
