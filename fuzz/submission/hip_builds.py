@@ -252,6 +252,9 @@ def toolchain_limit(error: hip_gfx950.Diagnostic) -> str | None:
         what = found.group(1) if found else message.removeprefix("device link (lld): ")
         return (f"{TOOLCHAIN} could not link the device code ({what}: ROCm 5.2 device libraries); "
                 "the runner's ROCm 7.1 links it")
+    if message.startswith("clang (LLVM option parsing)"):  # a -mllvm option our LLVM 22 does not know
+        return (f"{TOOLCHAIN}'s LLVM does not know a -mllvm option the file passes ({message}); whether the "
+                "runner's ROCm 7.1 LLVM does cannot be told here")
     if "amdgcn-link command failed" in message:
         return f"{TOOLCHAIN}'s device link failed ({message.split(' (use -v')[0]}); the runner's ROCm 7.1 links it"
     return None
@@ -280,17 +283,20 @@ def missing_rocm_torch_header(result: hip_gfx950.BuildResult) -> str | None:
 
 
 def served_by(record: dict) -> str:
-    """Which path served the call here, from its path trace."""
+    """Which path served the call here, from its path trace (and the CPU model's launch count)."""
     if "exception" in record:
         e = record["exception"]
         return f"nothing: the call raised {e['type']}: {e['message'].splitlines()[0][:120]}"
+    if record.get("hip_cpu_launches"):
+        return (f"the file's own HIP, run on the CPU model of gfx950 ({record['hip_cpu_launches']} kernel "
+                "launches; docs/hip_cpu.md)")
     trace = [line.strip() for line in record.get("trace", [])]
     used = [line.split("(")[0] for line in trace if line.startswith("aiter ")]
     used += [f"Triton {line.split('[')[0]}" for line in trace if "[grid=" in line]
     return ", ".join(dict.fromkeys(used)) if used else "PyTorch operations (no Triton launch, no aiter call)"
 
 
-def judge(ctx, built: list, served: str, program, strict: bool = False):
+def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()):
     """The Outcome for these builds: a compile error fails; a spill or scratch is reported (fails with
     ``strict``); a build needing a ROCm-PyTorch header absent here is reported as not checkable."""
     lines, failed, findings, unchecked, limited = [], [], [], [], []
@@ -314,7 +320,9 @@ def judge(ctx, built: list, served: str, program, strict: bool = False):
             lines += [f"  kernel {k.describe()}" + (f" (line {k.origin_line})" if k.origin_line else "")
                       for k in result.kernels]
             findings += result.findings()
-    lines.append(f"on this machine the build raised (no ROCm) and the calls were served by {served}")
+    lines.append(f"on this machine the calls were served by {served}" if served.startswith("the file's own HIP")
+                 else f"on this machine the build raised (no ROCm) and the calls were served by {served}")
+    lines += list(notes)
     if failed:
         return ctx.outcome(VERDICT, "fail", "; ".join(failed), program, PROBE_CASE, lines)
     if limited:  # what our toolchain cannot build says nothing about the runner
@@ -364,5 +372,9 @@ def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
     built = [(p, hip_gfx950.build(p.source, flags=p.flags, include_dirs=p.include_dirs, key_extra=p.key_extra))
              for p in planned]
     served = served_by(record)
+    # why the CPU model of gfx950 did not run a build (docs/hip_cpu.md): what it lacks, or what its host
+    # compiler refused; the file's fallback (or nothing) served instead
+    notes = [f"the CPU model of gfx950 did not run {a.get('api')}({a.get('name') or ' '.join(a.get('command', [])[:2])}): "
+             f"{a['cpu_model'][:400]}" for a in attempts if a.get("cpu_model") not in (None, "", "built")]
     report = [{"build": p.label, "served_here": served, **r.to_json()} for p, r in built]
-    return judge(ctx, built, served, program, strict), "", report
+    return judge(ctx, built, served, program, strict, notes), "", report

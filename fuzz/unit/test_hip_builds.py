@@ -23,6 +23,7 @@ from fuzz.search.strategies import Case
 from fuzz.submission import checks, hip_builds
 from fuzz.submission.runner import SubmissionRunner
 from kernels.platform import detect
+from reference.emulation.hip_cpu.build import find_clang
 
 ROOT = Path(__file__).resolve().parents[2]
 TIER = detect().tier  # the tier the verdicts are worded for
@@ -71,7 +72,7 @@ def outcomes() -> dict:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HIP_EXAMPLES)
-def test_each_hip_example_is_correct_through_its_fallback(outcomes, name):
+def test_each_hip_example_is_correct_through_its_hip_or_its_fallback(outcomes, name):
     found = outcomes[name]
     assert {v: found[v].status for v in ("official", "contract", "correctness")} == \
         {"official": "pass", "contract": "pass", "correctness": "pass"}, {v: o.summary for v, o in found.items()
@@ -85,8 +86,11 @@ def test_each_hip_example_gets_its_build_verdict(outcomes, toolchain, name):
     assert outcome is not None, why
     assert outcome.status == EXPECTED[name], outcome.summary
     (build,) = report
-    assert build["origin"] == name and build["served_here"].startswith("PyTorch operations")
-    assert "served by PyTorch operations" in outcome.summary or outcome.card is not None
+    # the quantizer's HIP runs on the CPU model of gfx950 where clang++ is (docs/hip_cpu.md); the others'
+    # builds fail or are refused there too, and their fallback serves
+    served = "the file's own HIP" if name == "hip_load_inline_quant.py" and find_clang() else "PyTorch operations"
+    assert build["origin"] == name and build["served_here"].startswith(served), build["served_here"]
+    assert f"served by {served}" in outcome.summary or outcome.card is not None
 
 
 @pytest.mark.slow
@@ -237,6 +241,13 @@ def test_the_link_failure_of_our_toolchain_is_not_the_files():
                                            LINK_SUMMARY]
     reason = hip_builds.build_toolchain_limit(result(parsed))
     assert reason and "__ocml_new_in_rocm7_f32" in reason and "ROCm 7.1 links it" in reason
+
+
+def test_an_llvm_option_our_llvm_lacks_is_not_the_files():
+    """-mllvm -amdgpu-early-inline-all=true (a real file's flag): LLVM 22 dropped it; whether the runner's
+    ROCm LLVM still takes it cannot be told here, so it is NOT RUN, never a FAIL."""
+    message = "clang (LLVM option parsing): Did you mean '--mv5'?"
+    assert "-mllvm option" in hip_builds.toolchain_limit(Diagnostic(None, None, None, message))
 
 
 def test_an_undefined_device_function_of_the_files_own_fails():
