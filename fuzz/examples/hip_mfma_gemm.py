@@ -109,7 +109,9 @@ def build(defines=()):
     return lib
 
 
-def gemm(lib, data: input_t) -> output_t:
+def prepare(data: input_t) -> tuple:
+    """The kernel's operands: A quantized to packed fp4 codes and E8M0 bytes, B's codes and its unshuffled
+    scale bytes, and M, N, K."""
     A, _, B_q, _, B_scale_sh = data
     m, k = A.shape
     n = B_q.shape[0]
@@ -120,7 +122,12 @@ def gemm(lib, data: input_t) -> output_t:
     a_scale = (exponents + 127).to(torch.uint8).contiguous()
     b_q = B_q.view(torch.uint8).contiguous()
     b_scale = unshuffle_scales(B_scale_sh.view(torch.uint8), n, k // 32).contiguous()
-    out = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
+    return a_q, a_scale, b_q, b_scale, m, n, k
+
+
+def gemm(lib, data: input_t) -> output_t:
+    a_q, a_scale, b_q, b_scale, m, n, k = prepare(data)
+    out = torch.empty((m, n), dtype=torch.bfloat16, device=data[0].device)
     status = lib.mxfp4_gemm_launch(a_q.data_ptr(), a_scale.data_ptr(), b_q.data_ptr(), b_scale.data_ptr(),
                                    out.data_ptr(), m, n, k)
     if status != 0:

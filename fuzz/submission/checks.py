@@ -315,6 +315,7 @@ TIER_LIMIT_TYPES = {
     "RocmUnavailable": "not runnable on this tier: needs hipcc / a ROCm GPU",
     "HipNotModelled": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
     "HipModelRefused": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
+    "NotModelled": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
     "NotModelledOnCpu": "not runnable on this tier: uses a CUDA API the CPU tier does not model",
     "AiterNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
     "AiterAttributeNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",

@@ -84,7 +84,11 @@ def test_the_correct_file_passes_and_its_twin_fails_where_the_runner_would(table
         return
     passed = {verdict for verdict, outcome in outcomes.items() if outcome.status == "pass"
               or (verdict == "determinism" and name in MAY_VARY and outcome.status == "reported")}
-    assert passed == set(VERDICTS) - failed, brief(outcomes)
+    # Beyond the contract the emulated aiter may raise where the real one would do who knows what: NOT RUN
+    # (the tier's), never a pass taken for a clean refusal
+    tier_not_run = {verdict for verdict, outcome in outcomes.items() if outcome.status == "not_run"
+                    and verdict == "contract_beyond" and outcome.summary.startswith("not runnable on this tier")}
+    assert passed == set(VERDICTS) - failed - tier_not_run, brief(outcomes)
 
 
 def test_the_official_check_ran_the_runners_shapes(tables):

@@ -335,6 +335,22 @@ def _register_library(path: str) -> None:
         library.hip_cpu_set_progress(_state["block_callback"])
 
 
+# The ROCm libraries whose ctypes use the CPU model stands in for (reference/emulation/hip_cpu/hiprtc.py):
+# HIPRTC to compile, the HIP runtime's module API to load and launch.
+HIPRTC_MODELLED = ("libhiprtc", "libamdhip64")
+
+
+def _hiprtc_runtime():
+    if "hiprtc_runtime" not in _state:
+        import tempfile
+
+        from reference.emulation.hip_cpu import hiprtc
+
+        folder = tempfile.mkdtemp(prefix="mxfp4-fuzz-hiprtc-")
+        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=lambda path: _ticking(lambda: _register_library(path)))
+    return _state["hiprtc_runtime"]
+
+
 def install(cuda_builds: bool = False) -> bool:
     """Idempotent; True once active. ``cuda_builds``: a CUDA GPU machine (the nvidia tier), where nvcc
     builds CUDA-clean sources; only what needs ROCm is refused there."""
@@ -427,6 +443,15 @@ def install(cuda_builds: bool = False) -> bool:
     stock_cdll_init, stock_find = ctypes.CDLL.__init__, ctypes.util.find_library
 
     def cdll_init(self, name, *args, **kwargs):  # CDLL, PyDLL, cdll.LoadLibrary, cdll.<name>
+        library = rocm_library(name)
+        if library and _state.get("cpu_model") and library.startswith(HIPRTC_MODELLED):
+            from reference.emulation.hip_cpu import hiprtc
+
+            stock_cdll_init(self, None)  # this process's own symbols; the modelled functions go on top
+            hiprtc.install_on(self, _hiprtc_runtime(), library)
+            _state["attempts"].append(Attempt("ctypes", _caller(), name=library, command=["ctypes.CDLL", os.fsdecode(name)],
+                                              cpu_model="modelled: HIPRTC and HIP modules on the CPU model"))
+            return
         _refuse_library(name, "ctypes.CDLL")
         stock_cdll_init(self, name, *args, **kwargs)  # forwards
 

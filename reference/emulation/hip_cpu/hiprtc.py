@@ -1,0 +1,219 @@
+"""HIPRTC and HIP's module API through ctypes, on the CPU model of gfx950.
+
+A file that loads ``libhiprtc.so`` / ``libamdhip64.so`` with ctypes, compiles a kernel source with
+``hiprtcCompileProgram`` and launches it with ``hipModuleLaunchKernel`` gets these functions instead of
+ROCm's: the program is built by ``build.compile_shared`` with one generated launcher per ``extern "C"
+__global__`` kernel, which unpacks ``kernelParams`` (an array of argument addresses, as HIP's) by the
+kernel's own parameter types. The "code object" handed back is a token naming that library.
+
+Modelled: hiprtcCreateProgram, hiprtcCompileProgram, hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize,
+hiprtcGetProgramLog, hiprtcDestroyProgram, hiprtcGetErrorString, hipModuleLoadData, hipModuleLoad (not: a
+file path of a code object), hipModuleGetFunction, hipModuleLaunchKernel (kernelParams; not the ``extra``
+buffer), hipModuleUnload, and the synchronisation and error calls that have nothing to do on the CPU.
+Any other function of these libraries raises ``NotModelled`` naming it (NOT RUN, never FAIL).
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+from pathlib import Path
+
+from reference.emulation.hip_cpu import build
+
+KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)',
+                    re.DOTALL)
+SUCCESS, ERROR = 0, 1
+TOKEN = b"hip_cpu_module:"
+
+
+def parameter_types(params: str) -> list:
+    """The types of a kernel's parameters: each declaration without its name."""
+    types = []
+    for decl in build._split_top(params):
+        decl = re.sub(r"\b__restrict__\b|\b__restrict\b", "", decl).strip()
+        if not decl or decl == "void":
+            continue
+        name = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", decl)
+        types.append(decl[:name.start()].strip() if name else decl)
+    return types
+
+
+def launchers(source: str) -> str:
+    """C++ of one ``hipcpu_module_launch_<kernel>(grid, block, shared, params)`` per extern "C" kernel."""
+    out = []
+    for name, params in KERNEL.findall(source):
+        types = parameter_types(params)
+        args = ", ".join(f"*({t}*)params[{i}]" for i, t in enumerate(types))
+        out.append(f'extern "C" void hipcpu_module_launch_{name}(unsigned gx, unsigned gy, unsigned gz, unsigned bx, '
+                   f"unsigned by, unsigned bz, unsigned shared, void** params) {{ "
+                   f"hipLaunchKernelGGL({name}, dim3(gx, gy, gz), dim3(bx, by, bz), shared, 0{', ' + args if args else ''}); }}")
+    return "\n".join(out)
+
+
+class NotModelled(build.NotModelled):
+    pass
+
+
+def _target(ref):
+    """The ctypes object a byref()/pointer()/address argument points at (written through)."""
+    if hasattr(ref, "_obj"):
+        return ref._obj
+    if isinstance(ref, ctypes._Pointer):
+        return ref.contents
+    if isinstance(ref, int):
+        return ctypes.c_void_p.from_address(ref)
+    return ref
+
+
+def _set(ref, value) -> None:
+    target = _target(ref)
+    if isinstance(target, ctypes.Array):
+        ctypes.memmove(target, value, len(value))
+    else:
+        target.value = value
+
+
+def _text(value) -> str:
+    if isinstance(value, ctypes.Array):
+        value = bytes(value)
+    if isinstance(value, (ctypes.c_char_p, ctypes.c_void_p)):
+        value = value.value
+    if isinstance(value, int):
+        value = ctypes.string_at(value)
+    if isinstance(value, bytes):
+        return value.split(b"\0")[0].decode()
+    return str(value)
+
+
+class Runtime:
+    """The state both fake libraries share: programs, modules and functions by handle."""
+
+    def __init__(self, library_dir: Path, on_built=None):
+        self.library_dir = Path(library_dir)
+        self.on_built = on_built  # called with each library path built (launch counting, progress)
+        self.programs, self.modules, self.functions = {}, {}, {}
+
+    def _handle(self, table: dict, value) -> int:
+        handle = 0x1000 + len(self.programs) + len(self.modules) + len(self.functions) + 1
+        table[handle] = value
+        return handle
+
+    # -- HIPRTC ---------------------------------------------------------------------------------------
+    def hiprtcCreateProgram(self, prog, src, name=None, *rest):
+        _set(prog, self._handle(self.programs, {"source": _text(src), "name": _text(name or b"program"),
+                                                "code": b"", "log": ""}))
+        return SUCCESS
+
+    def hiprtcCompileProgram(self, prog, count=0, options=None):
+        program = self.programs[int(_target(prog).value if hasattr(_target(prog), "value") else prog)]
+        source = program["source"]
+        try:
+            path = build.compile_shared([source, launchers(source)],
+                                        self.library_dir / f"{re.sub(r'[^A-Za-z0-9_]', '_', program['name'])}.so")
+        except build.NotModelled as error:
+            raise NotModelled(f"hiprtcCompileProgram({program['name']}): {error}") from None
+        except build.BuildError as error:
+            program["log"] = str(error)
+            return 6  # HIPRTC_ERROR_COMPILATION
+        if self.on_built:
+            self.on_built(str(path))
+        program["code"] = TOKEN + str(path).encode() + b"\0"
+        return SUCCESS
+
+    def _program(self, prog):
+        key = prog.value if isinstance(prog, ctypes.c_void_p) else prog
+        return self.programs[int(key)]
+
+    def hiprtcGetCodeSize(self, prog, size):
+        _set(size, len(self._program(prog)["code"]))
+        return SUCCESS
+
+    def hiprtcGetCode(self, prog, buffer):
+        code = self._program(prog)["code"]
+        ctypes.memmove(buffer, code, len(code))
+        return SUCCESS
+
+    def hiprtcGetProgramLogSize(self, prog, size):
+        _set(size, len(self._program(prog)["log"]) + 1)
+        return SUCCESS
+
+    def hiprtcGetProgramLog(self, prog, buffer):
+        log = self._program(prog)["log"].encode() + b"\0"
+        ctypes.memmove(buffer, log, len(log))
+        return SUCCESS
+
+    def hiprtcDestroyProgram(self, prog):
+        return SUCCESS
+
+    def hiprtcGetErrorString(self, code):
+        return b"HIPRTC_SUCCESS" if code == 0 else b"HIPRTC_ERROR (hip_cpu model)"
+
+    # -- HIP modules ----------------------------------------------------------------------------------
+    def hipModuleLoadData(self, module, image):
+        if isinstance(image, ctypes.Array):
+            data = bytes(image)
+        elif isinstance(image, (bytes, bytearray)):
+            data = bytes(image)
+        else:
+            address = image.value if isinstance(image, (ctypes.c_void_p, ctypes.c_char_p)) else image
+            data = ctypes.string_at(address) if not isinstance(address, bytes) else address
+        if not data.startswith(TOKEN):
+            raise NotModelled("hipModuleLoadData of a code object the CPU model did not build (a prebuilt .hsaco)")
+        path = data[len(TOKEN):].split(b"\0")[0].decode()
+        _set(module, self._handle(self.modules, ctypes.CDLL(path)))
+        return SUCCESS
+
+    def hipModuleGetFunction(self, function, module, name):
+        key = module.value if isinstance(module, ctypes.c_void_p) else module
+        library = self.modules[int(key)]
+        kernel = _text(name)
+        try:
+            launcher = getattr(library, f"hipcpu_module_launch_{kernel}")
+        except AttributeError:
+            return 500  # hipErrorNotFound: no extern "C" kernel of that name
+        launcher.argtypes = [ctypes.c_uint] * 7 + [ctypes.c_void_p]
+        _set(function, self._handle(self.functions, launcher))
+        return SUCCESS
+
+    def hipModuleLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra=None):
+        key = function.value if isinstance(function, ctypes.c_void_p) else function
+        launcher = self.functions[int(key)]
+        if params is None:
+            raise NotModelled("hipModuleLaunchKernel with the 'extra' argument buffer (only kernelParams is modelled)")
+        launcher(*(int(getattr(v, "value", v) or 0) for v in (gx, gy, gz, bx, by, bz, shared)),
+                 ctypes.cast(params, ctypes.c_void_p))
+        return SUCCESS
+
+    def hipModuleUnload(self, module):
+        return SUCCESS
+
+    def nothing(self, *args):  # synchronisation and error queries: every launch has finished when it returns
+        return SUCCESS
+
+
+MODELLED = {name for name in dir(Runtime) if name.startswith(("hiprtc", "hipModule"))}
+NO_OPS = ("hipDeviceSynchronize", "hipStreamSynchronize", "hipGetLastError", "hipPeekAtLastError", "hipSetDevice",
+          "hipInit", "hipCtxSynchronize")
+
+
+def install_on(library, runtime: Runtime, which: str) -> None:
+    """Give the ctypes library object ``library`` (a CDLL of some loadable library) the modelled functions
+    as attributes; any other attribute of it raises NotModelled when called."""
+    for name in MODELLED:
+        setattr(library, name, getattr(runtime, name))
+    for name in NO_OPS:
+        setattr(library, name, runtime.nothing)
+
+    class Strict(type(library)):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+
+            def refused(*args, **kwargs):
+                raise NotModelled(f"{which}.{name} is not modelled by the CPU model of gfx950 (docs/hip_cpu.md)")
+            return refused
+
+        def __getitem__(self, name):
+            return self.__getattr__(name)
+
+    library.__class__ = Strict
