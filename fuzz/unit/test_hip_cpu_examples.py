@@ -107,3 +107,26 @@ torch::Tensor add(torch::Tensor x) {
     """, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines() == ["True 1", "True 2", "['built', 'built']"], result.stdout + result.stderr[-2000:]
+
+
+def test_hiprtc_through_ctypes_compiles_and_launches_on_the_model(example):
+    """hiprtc_mfma_gemm.py: HIPRTC compiles the kernel, hipModuleLaunchKernel runs it with kernelParams."""
+    import hiprtc_mfma_gemm
+
+    data, _ = SMALL.build()
+    before = no_rocm.hip_cpu_launches()
+    verdict = check_product(hiprtc_mfma_gemm.custom_kernel(data), data)
+    assert verdict.passed, verdict.summary
+    assert no_rocm.hip_cpu_launches() == before + 1
+    library = no_rocm.attempts()[-1] if no_rocm.attempts() else None
+    assert any(a.api == "ctypes" and a.cpu_model.startswith("modelled") for a in no_rocm.attempts()), library
+
+
+def test_an_unmodelled_hip_runtime_function_is_refused_by_name(example):
+    import ctypes
+
+    from reference.emulation.hip_cpu.hiprtc import NotModelled
+
+    hip = ctypes.CDLL("libamdhip64.so")
+    with pytest.raises(NotModelled, match="hipGraphLaunch"):
+        hip.hipGraphLaunch(None, None)
