@@ -33,7 +33,6 @@ SCREENINGS = {
     # a cast of the fp32 accumulator to bf16 at the end reads to the bot as a precision downgrade
     "accumulates_into_empty.py": ("reported", {"PRECISION_DOWNGRADE"}),
     "input_mutation.py": ("reported", {"PRECISION_DOWNGRADE"}),
-    "load_inline_no_fallback.py": ("reported", {"PRECISION_DOWNGRADE"}),
 }
 
 
