@@ -93,11 +93,16 @@ def pytest_generate_tests(metafunc):
 @pytest.hookimpl(tryfirst=True)  # before xdist's own: it reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     """Saved failures first; with --replay, nothing but them. Tests marked slow (self-tests of the
-    suite that spawn many subprocesses) run in the ci and deep profiles only."""
+    suite that spawn many subprocesses) run in the ci and deep profiles only, those marked deep in deep only."""
     if profiles.active() not in ("ci", "deep"):
         skip = pytest.mark.skip(reason="slow self-test: runs with --profile ci or deep")
         for item in items:
             if "slow" in item.keywords:
+                item.add_marker(skip)
+    if profiles.active() != "deep":  # kept out of ci's time budget (well under 20 minutes on 2 cores)
+        skip = pytest.mark.skip(reason="long self-test covered in ci by another route: runs with --profile deep")
+        for item in items:
+            if "deep" in item.keywords:
                 item.add_marker(skip)
     replay = [i for i in items if "corpus_case" in getattr(i, "fixturenames", ())]
     if config.getoption("--replay"):

@@ -36,6 +36,9 @@ typedef float v16f __attribute__((ext_vector_type(16)));
 #ifndef BARRIER_AFTER_LDS
 #define BARRIER_AFTER_LDS 1
 #endif
+#ifndef WAVE_LOCAL_A
+#define WAVE_LOCAL_A 0
+#endif
 
 // bf16 bits of x, rounded to nearest even
 __device__ inline uint16_t to_bf16(float x) {
@@ -49,12 +52,28 @@ __device__ inline uint16_t to_bf16(float x) {
 __global__ void mxfp4_gemm(const uint8_t* a_q, const uint8_t* a_scale, const uint8_t* b_q,
                            const uint8_t* b_scale, uint16_t* out, int M, int N, int K) {
     __shared__ uint32_t a_tile[32 * 8];  // 32 rows x 64 K of fp4 codes: 32 bytes a row
+#if WAVE_LOCAL_A
+    __shared__ uint32_t wave_tile[4][32 * 8];  // each wave's own copy of the tile
+#endif
     const int t = threadIdx.x, wave = t / 64, lane = t % 64;
     const int row0 = blockIdx.y * 32, col0 = blockIdx.x * 128 + wave * 32;
     const int kb = K / 32;
     const int k_end = K / K_STEP_WHOLE * K_STEP_WHOLE;
     v16f acc = {};
     for (int k = 0; k < k_end; k += 64) {
+#if WAVE_LOCAL_A
+        // Each lane stages 4 words of its wave's own copy, with no barrier before the reads: the lanes of a
+        // wave run in lockstep on gfx950, so every lane's LDS writes land before any lane's reads.
+        for (int i = 0; i < 4; ++i) {
+            int word = lane * 4 + i, r = word / 8, byte = (word % 8) * 4, m = row0 + r, kk = k + byte * 2;
+            uint32_t value = 0;
+            if (m < M && kk < K) value = *(const uint32_t*)(a_q + (size_t)m * (K / 2) + kk / 2);
+            wave_tile[wave][word] = value;
+        }
+        const uint32_t* tile = wave_tile[wave];
+#else
+        const uint32_t* tile = a_tile;
+#endif
         {   // every thread stages 4 bytes of A's 32 x 64 tile (zero past M or K)
             int r = t / 8, byte = (t % 8) * 4, m = row0 + r, kk = k + byte * 2;
             uint32_t word = 0;
@@ -70,7 +89,7 @@ __global__ void mxfp4_gemm(const uint8_t* a_q, const uint8_t* a_scale, const uin
         int sa = 127, sb = 127;
         const int m = row0 + lane % 32, n = col0 + lane % 32;
         const int ka = k + 32 * half, kbh = k + 32 * b_half;
-        for (int i = 0; i < 4; ++i) a[i] = (int)a_tile[(lane % 32) * 8 + half * 4 + i];
+        for (int i = 0; i < 4; ++i) a[i] = (int)tile[(lane % 32) * 8 + half * 4 + i];
         if (m < M && ka < K) sa = a_scale[(size_t)m * kb + ka / 32];
         if (n < N && kbh < K) {
             const uint32_t* src = (const uint32_t*)(b_q + (size_t)n * (K / 2) + kbh / 2);

@@ -10,6 +10,7 @@ import math
 from html import escape
 
 from fuzz.report.palette import FAIL_FAR, FAIL_NEAR, FRAME, INF, NAN, PASS, TILE_LINE, cell_color, hex_color
+from fuzz.report.png import tile_edge_cells
 
 MAP_LEFT, MAP_TOP = 56, 30  # room for the row and column labels
 MAP_WIDTH, MAP_HEIGHT = 640, 320  # the cells fill about this many pixels across and down
@@ -51,19 +52,15 @@ def error_map_svg(emap: dict, title: str = "") -> str:
             if fail and (nan or inf) and min(s, t) >= 10:
                 out.append(f'<text x="{x0 + j * s + s / 2}" y="{y0 + i * t + t / 2 + min(s, t) * 0.22}" '
                            f'text-anchor="middle" font-size="{min(s, t) * 0.6:.0f}" fill="#ffffff">{"N" if nan else "∞"}</text>')
-    for tile in emap.get("tiles", [])[:1]:
-        for size, cell, extent, axis in ((tile["block_m"], cm, emap["rows"], 0), (tile["block_n"], cn, emap["cols"], 1)):
-            if size is None or size < 2 * cell:
-                continue
-            for edge in range(size, extent, size):
-                if axis == 0:
-                    at = edge / cell * t
-                    out.append(f'<line x1="{x0}" x2="{x0 + cols * s}" y1="{y0 + at}" y2="{y0 + at}" '
-                               f'stroke="{hex_color(TILE_LINE)}" stroke-width="1.5" stroke-dasharray="4 2"/>')
-                else:
-                    at = edge / cell * s
-                    out.append(f'<line x1="{x0 + at}" x2="{x0 + at}" y1="{y0}" y2="{y0 + rows * t}" '
-                               f'stroke="{hex_color(TILE_LINE)}" stroke-width="1.5" stroke-dasharray="4 2"/>')
+    for axis, cells in tile_edge_cells(emap):
+        if axis == 0:
+            at = cells * t
+            out.append(f'<line x1="{x0}" x2="{x0 + cols * s}" y1="{y0 + at}" y2="{y0 + at}" '
+                       f'stroke="{hex_color(TILE_LINE)}" stroke-width="1.5" stroke-dasharray="4 2"/>')
+        else:
+            at = cells * s
+            out.append(f'<line x1="{x0 + at}" x2="{x0 + at}" y1="{y0}" y2="{y0 + rows * t}" '
+                       f'stroke="{hex_color(TILE_LINE)}" stroke-width="1.5" stroke-dasharray="4 2"/>')
     out.append(f'<rect x="{x0 - 1}" y="{y0 - 1}" width="{cols * s + 2}" height="{rows * t + 2}" fill="none" '
                f'stroke="{hex_color(FRAME)}" stroke-width="2"/>')
     for j, n in _ticks(cols, cn, emap["cols"], s, 40):

@@ -50,20 +50,27 @@ def map_pixels(emap: dict) -> list:
     return image
 
 
-def tile_edges(emap: dict, px: int):
-    """(row pixel, None) and (None, column pixel) of the first tile's inner edges, where a tile spans at
-    least two cells (finer tiles would paint the whole map)."""
+def tile_edge_cells(emap: dict):
+    """(axis, position in cells) of the first tile's inner edges, axis 0 rows and 1 columns, where a tile
+    spans at least two cells (finer tiles would paint the whole map). The PNG and the SVG both draw these."""
     if not emap.get("tiles"):
         return
     tile = emap["tiles"][0]
     cm, cn = emap["cell"]
+    cells = (len(emap["ratio"]), len(emap["ratio"][0]) if emap["ratio"] else 0)
     for size, cell, extent, axis in ((tile["block_m"], cm, emap["rows"], 0), (tile["block_n"], cn, emap["cols"], 1)):
         if size is None or size < 2 * cell:
             continue
         for edge in range(size, extent, size):
-            pixel = round(edge / cell * px)
-            if pixel < (len(emap["ratio"]) if axis == 0 else len(emap["ratio"][0])) * px:
-                yield (pixel, None) if axis == 0 else (None, pixel)
+            if edge / cell < cells[axis]:
+                yield axis, edge / cell
+
+
+def tile_edges(emap: dict, px: int):
+    """(row pixel, None) and (None, column pixel) of ``tile_edge_cells`` at ``px`` pixels a cell."""
+    for axis, at in tile_edge_cells(emap):
+        pixel = round(at * px)
+        yield (pixel, None) if axis == 0 else (None, pixel)
 
 
 def write_map_png(emap: dict, path) -> Path:

@@ -306,7 +306,7 @@ class Session:
         try:
             for index, step in enumerate(steps):
                 self.progress(index, step["do"] in OWN_STEPS)
-                record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice") if key in step}
+                record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice", "hip_lanes") if key in step}
                 records.append(record)
                 if not self.step(step, record, slots, outputs, out_dir):
                     break
@@ -363,8 +363,16 @@ class Session:
             with trace_calls() as trace:  # which aiter functions and Triton kernels this call ran
                 y = self.module.custom_kernel(data)
                 synchronize(self.device)
-        except BaseException as error:  # SystemExit and KeyboardInterrupt from the submission too
+            unmodelled = _hip_cpu_unmodelled()
+            if unmodelled:  # whatever the file made of the failed launch, the model could not run it
+                raise HipNotModelledAtRunTime(unmodelled)
+        except HipNotModelledAtRunTime as error:
             record["exception"] = describe_exception(error, self.path)
+            return
+        except BaseException as error:  # SystemExit and KeyboardInterrupt from the submission too
+            unmodelled = _hip_cpu_unmodelled()
+            record["exception"] = describe_exception(HipNotModelledAtRunTime(unmodelled) if unmodelled else error,
+                                                     self.path)
             return
         finally:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
@@ -467,12 +475,27 @@ def _hip_cpu_launches_since_last_call() -> int:
     return max(launches, 0)
 
 
+class HipNotModelledAtRunTime(RuntimeError):
+    """The file's HIP, running on the CPU model, needed what the model does not run (the call is NOT RUN)."""
+
+
+def _hip_cpu_unmodelled() -> str:
+    from reference.emulation import no_rocm
+
+    return no_rocm.hip_cpu_take_unmodelled() if no_rocm.installed() else ""
+
+
 def interpreter_state_before_call(step: dict) -> None:
     """Which config each autotuned kernel runs (the CPU cannot time them: every config is a candidate);
     the shim and autotune records start afresh for this call."""
     from reference.emulation import triton_interpreter
 
     triton_interpreter.set_autotune_choice(step.get("autotune_choice", 0))
+    # The order the CPU model of HIP runs a wave's lanes in (hip_cpu_runtime.h reads it at every launch).
+    if step.get("hip_lanes") in ("reversed", "rotated"):
+        os.environ["MXFP4_FUZZ_HIP_LANES"] = step["hip_lanes"]
+    else:
+        os.environ.pop("MXFP4_FUZZ_HIP_LANES", None)
     triton_interpreter.reset_autotune_report()
     triton_interpreter.reset_shims()
     triton_interpreter.reset_bf16_atomic_adds()

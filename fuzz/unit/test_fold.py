@@ -265,9 +265,9 @@ def test_out_of_bounds_and_read_only_faults(cpu_lib):
     out = torch.zeros(64, dtype=torch.bfloat16)
 
     def launch(n: int, out_writable: int) -> int:
-        lib.cpu_grid_clear_regions()
-        lib.cpu_grid_add_region(P.data_ptr(), 32 * 4, 0)  # only the first 32 floats are the fold's
-        lib.cpu_grid_add_region(out.data_ptr(), 32 * 2, out_writable)
+        lib.hip_cpu_clear_regions()
+        lib.hip_cpu_add_region(P.data_ptr(), 32 * 4, 0)  # only the first 32 floats are the fold's
+        lib.hip_cpu_add_region(out.data_ptr(), 32 * 2, out_writable)
         return lib.fold_launch(P.data_ptr(), out.data_ptr(), n, n, 1, native.PATH_AUTO, 0, None)
 
     assert launch(32, 1) == 0
@@ -275,7 +275,7 @@ def test_out_of_bounds_and_read_only_faults(cpu_lib):
     assert re.match(r"out-of-bounds 16-byte load", lib.fold_last_error().decode())
     assert launch(32, 0) == 700
     assert re.match(r"read-only 8-byte store", lib.fold_last_error().decode())
-    lib.cpu_grid_clear_regions()
+    lib.hip_cpu_clear_regions()
 
 
 def test_bad_launch_arguments_are_refused(cpu_lib):
@@ -379,7 +379,7 @@ def test_nvcc_builds_the_same_source(monkeypatch, tmp_path):
     lib = ctypes.CDLL(str(path))  # statically linked cudart: loads without a GPU
     for sym in ("fold_launch", "fold_pick_path", "fold_last_error"):
         assert hasattr(lib, sym), f"{sym} not exported from the nvcc build"
-    assert not hasattr(lib, "cpu_grid_counters"), "the CPU shim leaked into the CUDA build"
+    assert not hasattr(lib, "hip_cpu_access_counts"), "the CPU shim leaked into the CUDA build"
 
 
 def test_nvcc_vector_kernels_use_wide_accesses(tmp_path):

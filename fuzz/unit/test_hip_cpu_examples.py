@@ -67,7 +67,10 @@ def test_launch_syntax_is_translated():
     assert "float* smem = (float*)::hipcpu::dynamic_shared();" in build.translate("extern __shared__ float smem[];")
 
 
-@pytest.mark.slow  # two torch extension builds on the CPU: about half a minute each, cold
+# Two torch extension builds on the CPU, about half a minute each cold: deep only (ci sees load_inline reach
+# the model through hip_load_inline_quant.py in test_hip_builds.py).
+@pytest.mark.slow
+@pytest.mark.deep
 def test_load_inline_and_load_reach_the_model(tmp_path):
     """A load_inline with CUDA-named sources (at::cuda stream, <<<>>> launch, TORCH_CHECK(x.is_cuda())) and
     a load of .cu/.cpp files with their own PYBIND11_MODULE both build for the CPU model, and their kernel
@@ -130,3 +133,30 @@ def test_an_unmodelled_hip_runtime_function_is_refused_by_name(example):
     hip = ctypes.CDLL("libamdhip64.so")
     with pytest.raises(NotModelled, match="hipGraphLaunch"):
         hip.hipGraphLaunch(None, None)
+
+
+@pytest.mark.parametrize("name, statuses", [("hip_mfma_gemm_wave_lockstep.py", ("not_run", "pass")),
+                                            ("hip_mfma_gemm_lds_race_wrong.py", ("fail", "pass"))])
+def test_a_failure_that_rests_on_lane_order_is_not_run(name, statuses):
+    """The CPU model runs a wave's lanes one after another; gfx950 runs them in lockstep. A kernel that
+    relies on lockstep (each wave stages and reads its own LDS tile with no barrier) is wrong on the model,
+    but only where the output changes with the lanes' order, so correctness says NOT RUN. A race between
+    waves (the missing __syncthreads) is wrong in every lane order: its correctness FAIL stands. Neither
+    fails a stale verdict: each block's LDS starts filled alike, whatever ran before."""
+    from fuzz.submission import checks
+    from fuzz.submission.explicit_plan import TIER
+    from fuzz.submission.runner import SubmissionRunner
+
+    if TIER != "cpu":
+        pytest.skip("the CPU model of HIP runs on the CPU tier only")
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=120)
+    try:
+        ctx = checks.Context(runner, TIER)
+        # Every block starts with its LDS filled with NaN bytes, so no call sees the previous call's LDS.
+        outcomes = [checks.check_correctness(ctx, SMALL), checks.check_stale_in_place(ctx, SMALL)]
+    finally:
+        runner.close()
+    for outcome, status in zip(outcomes, statuses):
+        assert outcome.status == status, outcome.summary
+        if status == "not_run":
+            assert "lockstep" in outcome.summary and "another order" in outcome.summary, outcome.summary

@@ -17,7 +17,7 @@ Alignment: the native vector path needs a 16-byte aligned partials base, a slice
 of 4 floats (when S > 1) and an 8-byte aligned output. ``fold_partials`` never fails on alignment: buffers
 that do not qualify (e.g. a view at an odd storage offset, or M*N % 4 != 0 with S > 1 and no slice
 padding) go through the scalar kernel, with identical results. Forcing the vector path on such buffers
-is only possible through ``native.NativeFold.launch(path="vector")``, where the CPU grid emulator
+is only possible through ``native.NativeFold.launch(path="vector")``, where the CPU model of HIP
 reports it as a FoldFault.
 """
 from __future__ import annotations

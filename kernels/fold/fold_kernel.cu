@@ -1,9 +1,11 @@
 // Split-K fold: Y[i] = bf16_rne(P[0][i] + P[1][i] + ... + P[S-1][i]), summed in fp32 in order s = 0..S-1.
 //
 // One source for three compilers:
-//   hipcc -x hip  (ROCm, gfx950)        nvcc (CUDA)        g++ -x c++ (CPU, through cpu_grid.h)
-// The CPU build runs every block and thread sequentially and checks each memory access made through
-// the fold_ld*/fold_st* helpers below, so every access in the kernels must go through them.
+//   hipcc -x hip  (ROCm, gfx950)        nvcc (CUDA)        g++ -x c++ (CPU, on the CPU model of HIP)
+// The CPU build runs on the same CPU model of the HIP runtime that submissions' HIP runs on
+// (reference/emulation/hip_cpu/include): blocks one after another, threads as fibers, and each memory
+// access made through the fold_ld*/fold_st* helpers below checked (hip_cpu_memcheck.h), so every access
+// in the kernels must go through them.
 //
 // Layout: partials slice s starts at p + s * slice_stride (floats); within a slice, element i is p[i],
 // i in [0, n). out is n contiguous bf16 values (stored as raw uint16 bits).
@@ -14,7 +16,7 @@
 // fold_pick_path() checks exactly this; FOLD_PATH_AUTO falls back to the scalar kernel otherwise.
 // The last n % 4 elements (the tail) are always folded one at a time by the vector kernel itself.
 // Forcing FOLD_PATH_VECTOR on misaligned buffers is undefined on GPUs (CUDA faults) and is reported as
-// a fault by the CPU grid emulator; it exists so tests can prove the emulator catches it.
+// a fault by the CPU model; it exists so tests can prove the model catches it.
 
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -25,7 +27,7 @@ typedef hipStream_t fold_stream_t;
 typedef cudaStream_t fold_stream_t;
 #define FOLD_RT(name) cuda##name
 #else
-#include "cpu_grid.h"
+#include "hip_cpu_runtime.h"
 #endif
 
 #include <stdint.h>
@@ -36,7 +38,7 @@ typedef cudaStream_t fold_stream_t;
 #define FOLD_CHECK(ptr, bytes, align, is_store) ((void)0)
 #else
 #define FOLD_GPU 0
-#define FOLD_CHECK(ptr, bytes, align, is_store) cpu_grid::check_access((ptr), (bytes), (align), (is_store))
+#define FOLD_CHECK(ptr, bytes, align, is_store) ::hipcpu::check_access((ptr), (bytes), (align), (is_store))
 #endif
 
 enum { FOLD_PATH_AUTO = 0, FOLD_PATH_VECTOR = 1, FOLD_PATH_SCALAR = 2 };
@@ -122,10 +124,9 @@ __global__ void fold_scalar_kernel(const float* __restrict__ p, uint16_t* __rest
 static int fold_status() { return (int)FOLD_RT(GetLastError)(); }
 static const char* fold_status_text(int code) { return FOLD_RT(GetErrorString)((FOLD_RT(Error_t))code); }
 #else
-#define FOLD_LAUNCH(kernel, grid, block, stream, ...) \
-    ((void)(stream), cpu_grid::launch((grid), (block), kernel, __VA_ARGS__))
-static int fold_status() { return cpu_grid::status(); }
-static const char* fold_status_text(int) { return cpu_grid::message(); }
+#define FOLD_LAUNCH(kernel, grid, block, stream, ...) hipLaunchKernelGGL(kernel, (grid), (block), 0, (stream), __VA_ARGS__)
+static int fold_status() { return (int)hipGetLastError(); }
+static const char* fold_status_text(int code) { return hipGetErrorString(code); }
 #endif
 
 // Per host thread, like the CUDA/HIP runtime's own last-error state.

@@ -1,7 +1,8 @@
 """Build, cache and call the native fold (``fold_kernel.cu``) through ctypes.
 
 One source, three toolchains, picked by the tensors' device and ``kernels.platform``:
-  * ``cpu``:  ``g++ -x c++`` with ``cpu_grid.h`` (sequential grid emulation with access checks),
+  * ``cpu``:  ``g++ -x c++`` on the CPU model of HIP (``reference/emulation/hip_cpu/include``, the one
+    submissions' HIP runs on: blocks in turn, threads as fibers, checked accesses with fault codes),
   * ``cuda``: ``nvcc -arch=sm_XX``,
   * ``hip``:  ``hipcc --offload-arch=gfx950`` (or whatever arch the device reports).
 No torch headers are involved, so a cold CPU build takes about a second (``load_inline`` takes a minute).
@@ -25,15 +26,21 @@ from pathlib import Path
 
 import torch
 
+# The CPU model of the HIP runtime's headers (include/): a platform layer, like the Triton interpreter, not an
+# oracle; found through the package, so a bundled copy of kernels/ finds it as kernels.platform finds the rest.
+from reference.emulation.hip_cpu.build import INCLUDE as HIP_CPU_INCLUDE
+
 _HERE = Path(__file__).resolve().parent
 SOURCE = _HERE / "fold_kernel.cu"
-CPU_SHIM = _HERE / "cpu_grid.h"
 
 PATH_AUTO, PATH_VECTOR, PATH_SCALAR = 0, 1, 2
 PATHS = {"auto": PATH_AUTO, "vector": PATH_VECTOR, "scalar": PATH_SCALAR}
 PATH_NAMES = {PATH_VECTOR: "vector", PATH_SCALAR: "scalar"}
-# Order of cpu_grid's access counters (see cpu_grid.h).
+# The fold's access counters, and where each sits in the model's hip_cpu_access_counts (loads of 1, 2, 4,
+# 8, 16, other bytes, then stores of the same widths; hip_cpu_memcheck.h). "other" is every other slot.
 COUNTER_NAMES = ("load16", "load4", "store8", "store2", "other")
+_COUNTER_SLOTS = {"load16": 4, "load4": 2, "store8": 6 + 3, "store2": 6 + 1}
+_MODEL_COUNTS = 12
 
 # Number of compiler runs in this process; tests read it to prove a cached build is reused.
 build_count = 0
@@ -47,7 +54,7 @@ class BuildError(RuntimeError):
 
 
 class FoldFault(RuntimeError):
-    """The fold kernel failed at run time (on CPU: a misaligned or out-of-bounds access in the emulator)."""
+    """The fold kernel failed at run time (on CPU: a misaligned or out-of-bounds access the model checked)."""
 
     def __init__(self, code: int, message: str):
         super().__init__(f"fold kernel fault (code {code}): {message}")
@@ -68,7 +75,7 @@ class Toolchain:
     def flags(self) -> list[str]:
         # No fast-math anywhere: the fold must add in IEEE fp32, in order, keeping denormals.
         if self.kind == "cpu":
-            return ["-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-x", "c++"]
+            return ["-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-I", str(HIP_CPU_INCLUDE), "-x", "c++"]
         if self.kind == "cuda":
             return ["-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", f"-arch={self.arch}"]
         return ["-O3", "-std=c++17", "-shared", "-fPIC", f"--offload-arch={self.arch}", "-x", "hip"]
@@ -138,7 +145,7 @@ def _compiler_version(compiler: str) -> str:
 def library_path(tc: Toolchain) -> Path:
     """Where the build for ``tc`` is cached: keyed by sources, command line and compiler version."""
     h = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), CPU_SHIM.read_bytes()):
+    for part in (SOURCE.read_bytes(), *(p.read_bytes() for p in sorted(HIP_CPU_INCLUDE.glob("*.h")))):
         h.update(part)
         h.update(b"\0")
     h.update("\0".join([tc.kind, tc.arch, *tc.flags()]).encode())
@@ -185,9 +192,9 @@ class NativeFold:
         lib.fold_last_error.argtypes = []
         lib.fold_last_error.restype = ctypes.c_char_p
         if tc.kind == "cpu":
-            lib.cpu_grid_clear_regions.argtypes = []
-            lib.cpu_grid_add_region.argtypes = [vp, ll, i]
-            lib.cpu_grid_counters.argtypes = [ctypes.POINTER(ll)]
+            lib.hip_cpu_clear_regions.argtypes = []
+            lib.hip_cpu_add_region.argtypes = [vp, ll, i]
+            lib.hip_cpu_access_counts.argtypes = [ctypes.POINTER(ll)]
         self.lib = lib
 
     def pick_path(self, partials: torch.Tensor, out: torch.Tensor) -> str:
@@ -199,7 +206,7 @@ class NativeFold:
         """Fold ``partials`` [S, M, N] (each slice contiguous) into ``out`` [M, N] bf16 (contiguous).
 
         ``path="vector"`` skips the alignment check; on the CPU build a misaligned buffer then raises
-        FoldFault from the grid emulator. On a GPU it is refused instead, since it would fault for real.
+        FoldFault from the CPU model's access check. On a GPU it is refused instead, since it would fault for real.
         """
         if path not in PATHS:
             raise ValueError(f"path must be one of {tuple(PATHS)}, got {path!r}")
@@ -208,10 +215,10 @@ class NativeFold:
         if path == "vector" and self.toolchain.kind != "cpu" and self.pick_path(partials, out) != "vector":
             raise ValueError("path='vector' on misaligned buffers would fault on the GPU; use path='auto'")
         if self.toolchain.kind == "cpu":
-            # Exactly the bytes the fold may touch: any other access is an emulator fault.
-            self.lib.cpu_grid_clear_regions()
-            self.lib.cpu_grid_add_region(partials.data_ptr(), ((S - 1) * slice_stride + n) * 4, 0)
-            self.lib.cpu_grid_add_region(out.data_ptr(), n * 2, 1)
+            # Exactly the bytes the fold may touch: any other access is a fault of the model.
+            self.lib.hip_cpu_clear_regions()
+            self.lib.hip_cpu_add_region(partials.data_ptr(), ((S - 1) * slice_stride + n) * 4, 0)
+            self.lib.hip_cpu_add_region(out.data_ptr(), n * 2, 1)
             stream = None
         else:
             stream = torch.cuda.current_stream(out.device).cuda_stream
@@ -223,10 +230,12 @@ class NativeFold:
             raise FoldFault(code, self.lib.fold_last_error().decode(errors="replace"))
 
     def counters(self) -> dict[str, int]:
-        """CPU build only: the last launch's checked accesses by width (see cpu_grid.h)."""
-        buf = (ctypes.c_longlong * len(COUNTER_NAMES))()
-        self.lib.cpu_grid_counters(buf)
-        return dict(zip(COUNTER_NAMES, buf))
+        """CPU build only: the last launch's checked accesses by width (hip_cpu_memcheck.h)."""
+        buf = (ctypes.c_longlong * _MODEL_COUNTS)()
+        self.lib.hip_cpu_access_counts(buf)
+        counts = {name: buf[slot] for name, slot in _COUNTER_SLOTS.items()}
+        counts["other"] = sum(buf) - sum(counts.values())
+        return counts
 
 
 def load(kind: str, arch: str | None = None) -> NativeFold:

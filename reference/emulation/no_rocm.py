@@ -88,7 +88,7 @@ class Attempt:
 
 
 _state = {"installed": False, "undo": [], "attempts": [], "cuda_builds": False, "tier": "CPU tier",
-          "hip_cpu_libraries": []}
+          "hip_cpu_libraries": {}}  # path -> its ctypes handle (dlopen shares the file's own loaded copy)
 
 
 _BLOCK_CALLBACK = ctypes.CFUNCTYPE(None)
@@ -104,14 +104,23 @@ def on_hip_cpu_block(callback) -> None:
 def hip_cpu_launches() -> int:
     """Kernel launches so far of every library the CPU model built (each counts its own)."""
     total = 0
-    for path in _state["hip_cpu_libraries"]:
-        try:
-            library = ctypes.CDLL(path)  # the file's own handle: dlopen gives the loaded copy
-            library.hip_cpu_launch_count.restype = ctypes.c_longlong
+    for library in _state["hip_cpu_libraries"].values():
+        if library is not None:
             total += int(library.hip_cpu_launch_count())
-        except (OSError, AttributeError):
-            continue
     return total
+
+
+def hip_cpu_take_unmodelled() -> str:
+    """What the file's HIP needed at run time that the CPU model does not run (divergent lane operations, a
+    barrier not every thread reaches), since the last time this was asked; "" when nothing."""
+    reasons = []
+    for library in _state["hip_cpu_libraries"].values():
+        if library is not None and hasattr(library, "hip_cpu_take_unmodelled"):
+            library.hip_cpu_take_unmodelled.restype = ctypes.c_char_p
+            reason = library.hip_cpu_take_unmodelled().decode(errors="replace")
+            if reason and reason not in reasons:
+                reasons.append(reason)
+    return "; ".join(reasons)
 
 
 def _shared_build(argv: list, cwd: str) -> dict | None:
@@ -327,11 +336,16 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
 
 
 def _register_library(path: str) -> None:
-    if path not in _state["hip_cpu_libraries"]:  # a fresh module of the file loads the same library again
-        _state["hip_cpu_libraries"].append(path)
-    if _state.get("block_callback") is not None:
-        library = ctypes.CDLL(path)  # the handle the file's own load shares
-        library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
+    library = _state["hip_cpu_libraries"].get(path)
+    if library is None:  # once per path: a fresh module of the file loads the same library again
+        try:
+            library = ctypes.CDLL(path)  # the handle the file's own load shares
+            library.hip_cpu_launch_count.restype = ctypes.c_longlong
+            library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
+        except (OSError, AttributeError):
+            library = None
+        _state["hip_cpu_libraries"][path] = library
+    if library is not None and _state.get("block_callback") is not None:
         library.hip_cpu_set_progress(_state["block_callback"])
 
 
@@ -347,7 +361,7 @@ def _hiprtc_runtime():
         from reference.emulation.hip_cpu import hiprtc
 
         folder = tempfile.mkdtemp(prefix="mxfp4-fuzz-hiprtc-")
-        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=lambda path: _ticking(lambda: _register_library(path)))
+        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library)
     return _state["hiprtc_runtime"]
 
 

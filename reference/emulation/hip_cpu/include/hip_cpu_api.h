@@ -31,7 +31,12 @@ inline hipError_t hipEventSynchronize(hipEvent_t) { return hipSuccess; }
 inline hipError_t hipEventDestroy(hipEvent_t) { return hipSuccess; }
 inline hipError_t hipGetLastError() { int e = ::hipcpu::last_error(); ::hipcpu::last_error() = 0; return e; }
 inline hipError_t hipPeekAtLastError() { return ::hipcpu::last_error(); }
-inline const char* hipGetErrorString(hipError_t e) { return e == hipSuccess ? "hipSuccess" : "hip_cpu error"; }
+// A fault of a checked access (hip_cpu_memcheck.h) reads as its message: which access, where, why.
+inline const char* hipGetErrorString(hipError_t e) {
+    if (e == hipSuccess) return "hipSuccess";
+    if (e >= 700 && !::hipcpu::fault_message().empty()) return ::hipcpu::fault_message().c_str();
+    return "hip_cpu error";
+}
 inline hipError_t hipGetDevice(int* d) { *d = 0; return hipSuccess; }
 inline hipError_t hipSetDevice(int) { return hipSuccess; }
 inline hipError_t hipFuncSetAttribute(const void*, int, int) { return hipSuccess; }

@@ -2,8 +2,9 @@
 // clang++ with this header forced in front (-include), runs its kernels here so their numbers get verdicts.
 //
 // Execution model (docs/hip_cpu.md says why, and what is not modelled):
-//   * a launch walks its blocks one after another; inside a block every thread is a fiber (ucontext) on
-//     the calling host thread, run in thread order until it reaches a synchronisation point;
+//   * a launch walks its blocks one after another; inside a block the threads run on fibers (ucontext) of
+//     the calling host thread, in thread order, each until it reaches a synchronisation point; a thread
+//     that waits keeps its fiber, one that exits hands it to the next thread;
 //   * __syncthreads() is a block barrier: a thread waits until every thread of the block that has not
 //     exited reaches one (an exited thread no longer counts, as an exited wave on the GPU);
 //   * lane operations (__shfl*, __ballot, ds_bpermute, the MFMAs) are wave barriers: the 64 lanes of a
@@ -11,11 +12,17 @@
 //     it needs, so lanes interact exactly as in lockstep; plain memory accesses between two such points run
 //     lane after lane, so a race inside one wave is not modelled (a race between waves is: wave 0 runs to
 //     its barrier before wave 1 starts);
-//   * __shared__ variables are function statics: one copy, shared by the block's fibers; blocks run one at
-//     a time, so each block sees it as its own LDS (left holding the previous block's data, not zero);
-//   * atomics are plain read-modify-writes: fibers never preempt each other.
+//   * __shared__ variables are function statics: one copy, shared by the block's threads; blocks run one at
+//     a time, so each block sees it as its own LDS, filled with NaN bytes (0xFF) when the block starts;
+//   * atomics are plain read-modify-writes: threads never preempt each other;
+//   * a checked access that faults (hip_cpu_memcheck.h) ends the launch: the faulting thread and its block
+//     are abandoned, later blocks never run, and the fault is the next hipGetLastError;
+//   * the state is per host thread (thread_local), as the HIP runtime's last error is.
+// g++ builds it too (our fold does), without the gfx950 builtins: their operand types need clang's
+// ext_vector_type.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -32,7 +39,12 @@
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 
-#define __shared__ static
+// __shared__ variables live in one section of the library, so every block can start with its LDS filled
+// with NaN bytes (run_block): on the GPU a block's LDS holds whatever an earlier block left, and a read of
+// LDS nobody wrote must not find this model's previous call (reruns in another lane order start alike).
+#define __shared__ static __attribute__((section("hipcpu_lds")))
+extern "C" char __start_hipcpu_lds[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_hipcpu_lds[] __attribute__((weak, visibility("hidden")));
 #define __constant__ static
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
@@ -42,7 +54,7 @@
 #define __HIP_CPU_MODEL__ 1  // a source may test it; the runner's hipcc never defines it
 #define __gfx950__ 1
 
-struct uint3 { unsigned x, y, z; };
+#include "hip_cpu_vector_types.h"  // uint3 (threadIdx's type), float4, ...
 struct dim3 {
     unsigned x, y, z;
     constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
@@ -54,35 +66,55 @@ constexpr int kWave = 64;
 constexpr std::size_t kStack = 256 * 1024;
 constexpr std::size_t kLaneBytes = 128;  // the largest operand one lane deposits at a wave barrier
 
-struct Fiber {
-    ucontext_t context;
+// A thread of the block. It runs on a worker fiber; a thread that never waits at a barrier gives its worker
+// to the next thread when it exits, so a block without synchronisation costs one context switch, not one
+// per thread (measured: the fold at 8 x 256 x 7168 took 0.50 s with a fiber per thread, see docs/hip_cpu.md).
+struct Thread {
     uint3 tid;
     int linear = 0;
-    int state = 0;  // 0 runnable, 1 at the block barrier, 2 at a wave barrier, 3 exited
+    int state = 5;  // 0 runnable, 1 at the block barrier, 2 at a wave barrier, 3 exited, 4 abandoned, 5 not started
+    int worker = -1;
+    int position = 0;  // where the scheduler's pass runs it (Block::order)
+    const void* lane_op = nullptr;  // the lane operation it waits at (one tag per kind: wave_exchange)
+};
+
+struct Worker {
+    ucontext_t context;
     char* stack = nullptr;  // kStack bytes, uninitialised (a zeroed vector would memset them per block size)
+    bool parked = false;    // waiting at the end of worker_entry's loop for its next thread
 };
 
 struct Block {
-    std::vector<Fiber> fibers;
+    std::vector<Thread> threads;
+    std::vector<int> order;  // the pass order: waves in turn, lanes in order (or reversed, lane_order())
+    std::vector<Worker> workers;  // reused by every block of every launch on this host thread
+    std::vector<int> free_workers;
     ucontext_t scheduler;
-    int current = -1;
+    int current = -1;  // the running thread
+    int cursor = -1;   // the position of the last thread the running worker ran: the pass goes on after it
+    int assign = -1;   // the thread a worker resumed from the scheduler is to start
     int live = 0;
     void (*body)(void*) = nullptr;
     void* closure = nullptr;
     alignas(16) unsigned char lanes[1024][kLaneBytes];  // each thread's deposit at a wave barrier
     long long wave_epoch[16] = {};  // wave barriers passed, per wave: names one lane operation
-    long long launches = 0;
+    bool faulted = false;  // a thread ended the launch (end_launch)
     std::vector<unsigned char> dynamic_shared;
 };
 
-inline Block*& block() { static Block* b = nullptr; return b; }
-inline uint3& block_index() { static uint3 v; return v; }
-inline dim3& block_dim() { static dim3 v; return v; }
-inline dim3& grid_dim() { static dim3 v; return v; }
-inline int& last_error() { static int e = 0; return e; }
-inline std::string& fault_message() { static std::string s; return s; }
+inline Block*& block() { static thread_local Block* b = nullptr; return b; }
+inline uint3& block_index() { static thread_local uint3 v; return v; }
+inline dim3& block_dim() { static thread_local dim3 v; return v; }
+inline dim3& grid_dim() { static thread_local dim3 v; return v; }
+inline int& last_error() { static thread_local int e = 0; return e; }
+inline int& launch_fault() { static thread_local int e = 0; return e; }  // the running launch's fault code
+inline std::string& fault_message() { static thread_local std::string s; return s; }
+// What a launch needed that the model does not run (divergent lane operations, a barrier not every thread
+// reaches): kept until the host reads it (hip_cpu_take_unmodelled), which makes the call NOT RUN.
+inline std::string& unmodelled() { static std::string s; return s; }
+constexpr int kNotModelled = 1000;  // outside HIP's error codes: the launch's error while unmodelled() says why
 
-inline Fiber& me() { return block()->fibers[block()->current]; }
+inline Thread& me() { return block()->threads[block()->current]; }
 inline long long wave_epoch() { return block()->wave_epoch[me().linear / 64]; }
 inline int lane_id() { return me().linear % kWave; }
 
@@ -92,9 +124,32 @@ inline int lane_id() { return me().linear % kWave; }
     std::abort();  // a GPU fault ends the kernel; here it ends the process, which the worker reports as a crash
 }
 
+inline ucontext_t& my_worker_context() { return block()->workers[me().worker].context; }
+
+// Ends the running launch with a fault, as a GPU memory fault ends its kernel: this thread never resumes,
+// the scheduler abandons its block and the launch runs no further blocks.
+[[noreturn]] inline void end_launch(int code, const std::string& what) {
+    Block* b = block();
+    if (b == nullptr || b->current < 0) fault(what.c_str());  // not inside a kernel: nothing to end
+    fault_message() = what;
+    launch_fault() = code;
+    b->faulted = true;
+    me().state = 4;
+    b->cursor = me().position;
+    swapcontext(&my_worker_context(), &b->scheduler);
+    std::abort();  // never resumed
+}
+
+// Ends the launch because it needs what the model does not run; the call that launched it is NOT RUN.
+[[noreturn]] inline void not_modelled(const std::string& what) {
+    if (unmodelled().empty()) unmodelled() = what;
+    end_launch(kNotModelled, "not modelled by the CPU model of gfx950: " + what);
+}
+
 inline void yield_to_scheduler() {
     Block* b = block();
-    swapcontext(&b->fibers[b->current].context, &b->scheduler);
+    b->cursor = me().position;
+    swapcontext(&my_worker_context(), &b->scheduler);
 }
 
 // Everyone of ``group`` (the wave, or the whole block) that has not exited waits here until all have come.
@@ -103,13 +158,21 @@ inline void barrier(int state, int first, int count) {
     me().state = state;
     for (;;) {
         bool all = true;
-        for (int t = first; t < first + count && t < (int)b->fibers.size(); ++t) {
-            int s = b->fibers[t].state;
+        for (int t = first; t < first + count && t < (int)b->threads.size(); ++t) {
+            int s = b->threads[t].state;
             if (s != state && s != 3) { all = false; break; }
         }
         if (all) {
-            for (int t = first; t < first + count && t < (int)b->fibers.size(); ++t)
-                if (b->fibers[t].state == state) b->fibers[t].state = 0;
+            if (state == 2) {
+                // On gfx950 a lane operation is one instruction of the wave: lanes meeting at different ones
+                // (a __shfl only some lanes call) exchange nothing this model could vouch for.
+                for (int t = first; t < first + count && t < (int)b->threads.size(); ++t)
+                    if (b->threads[t].state == 2 && b->threads[t].lane_op != me().lane_op)
+                        not_modelled("divergent lane operations: lanes of one wave reached different lane "
+                                     "operations (e.g. a __shfl or an MFMA only some lanes call)");
+            }
+            for (int t = first; t < first + count && t < (int)b->threads.size(); ++t)
+                if (b->threads[t].state == state) b->threads[t].state = 0;
             if (state == 2) b->wave_epoch[first / kWave] += 1;  // a new lane operation of this wave begins
             return;
         }
@@ -118,11 +181,12 @@ inline void barrier(int state, int first, int count) {
     }
 }
 
-inline void wave_barrier() {
+inline void wave_barrier(const void* lane_op = nullptr) {
     int wave = me().linear / kWave;
+    me().lane_op = lane_op;
     barrier(2, wave * kWave, kWave);
 }
-inline void block_barrier() { barrier(1, 0, (int)block()->fibers.size()); }
+inline void block_barrier() { barrier(1, 0, (int)block()->threads.size()); }
 
 inline unsigned char* lane_slot(int lane) {
     int wave = me().linear / kWave;
@@ -134,10 +198,11 @@ inline unsigned char* lane_slot(int lane) {
 template <class T, class Read>
 inline auto wave_exchange(const T& mine, Read read) -> decltype(read()) {
     static_assert(sizeof(T) <= kLaneBytes, "lane operand too large for the wave model");
+    static const char kind = 0;  // one per instantiation: per kind of lane operation
     std::memcpy(lane_slot(lane_id()), &mine, sizeof(T));
-    wave_barrier();
+    wave_barrier(&kind);
     auto out = read();
-    wave_barrier();
+    wave_barrier(&kind);
     return out;
 }
 
@@ -150,62 +215,147 @@ inline T lane_value(int lane) {
 
 inline bool lane_exited(int lane) {
     int t = (me().linear / kWave) * kWave + lane;
-    return t >= (int)block()->fibers.size() || block()->fibers[t].state == 3;
+    return t >= (int)block()->threads.size() || block()->threads[t].state == 3;
 }
 
-inline void fiber_entry(unsigned int hi, unsigned int lo) {
-    Block* b = block();
-    (void)hi; (void)lo;
-    b->body(b->closure);
-    b->fibers[b->current].state = 3;
-    b->live -= 1;
-    swapcontext(&b->fibers[b->current].context, &b->scheduler);
+// A worker runs the thread it was given, then, while the next thread in order has not started, that one
+// too (the order the scheduler's pass would run them in), then parks until it is given another.
+inline void worker_entry(unsigned int index, unsigned int) {
+    const int w = (int)index;
+    for (;;) {
+        Block* b = block();
+        int t = b->assign;
+        for (;;) {
+            b->current = t;
+            b->threads[t].worker = w;
+            b->threads[t].state = 0;
+            b->body(b->closure);
+            b->threads[t].state = 3;
+            b->live -= 1;
+            const int next = b->threads[t].position + 1;
+            if (next < (int)b->order.size() && b->threads[b->order[next]].state == 5) {
+                t = b->order[next];
+                continue;
+            }
+            break;
+        }
+        b->cursor = b->threads[t].position;
+        b->workers[w].parked = true;
+        b->free_workers.push_back(w);
+        swapcontext(&b->workers[w].context, &b->scheduler);
+    }
 }
 
-inline long long& launch_count() { static long long n = 0; return n; }
+inline int take_worker(Block* b) {
+    if (!b->free_workers.empty()) {
+        int w = b->free_workers.back();
+        b->free_workers.pop_back();
+        return w;
+    }
+    b->workers.emplace_back();
+    return (int)b->workers.size() - 1;
+}
+
+// A worker that is not parked in worker_entry (new, or abandoned by a fault) starts afresh.
+inline void start_worker(Block* b, int w) {
+    Worker& k = b->workers[w];
+    if (k.parked) return;
+    if (k.stack == nullptr) k.stack = static_cast<char*>(std::malloc(kStack));
+    getcontext(&k.context);
+    k.context.uc_stack.ss_sp = k.stack;
+    k.context.uc_stack.ss_size = kStack;
+    k.context.uc_link = &b->scheduler;
+    makecontext(&k.context, (void (*)())worker_entry, 2, (unsigned)w, 0u);
+}
+
+inline long long& launch_count() { static thread_local long long n = 0; return n; }
 // Called after every block (set by the host through hip_cpu_set_progress): the submission worker counts
 // blocks as progress, so a long HIP call on the CPU model is slow, not hung.
 inline void (*&block_done())() { static void (*callback)() = nullptr; return callback; }
+inline void reset_access_counts();
+
+// The order lanes of one wave run in between two lane operations: 0 in lane order, 1 reversed, 2 rotated by
+// half a wave (lanes 32..63, then 0..31). A wave runs in lockstep on gfx950, which this model does not do; a
+// kernel whose result changes with this order relies on lockstep (or races inside a wave), and the suite
+// then calls what fails only there NOT RUN. Read at every launch from MXFP4_FUZZ_HIP_LANES ("reversed",
+// "rotated"), which the submission worker sets per call.
+inline int lane_order() {
+    const char* v = std::getenv("MXFP4_FUZZ_HIP_LANES");
+    if (v == nullptr) return 0;
+    return std::strcmp(v, "reversed") == 0 ? 1 : std::strcmp(v, "rotated") == 0 ? 2 : 0;
+}
 
 template <class F>
 inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
-    static Block* storage = new Block();  // one block at a time; fibers' stacks are reused
+    static thread_local Block* storage = new Block();  // one block at a time; workers' stacks are reused
     Block* b = storage;
     block() = b;
     const int count = (int)(threads.x * threads.y * threads.z);
     if (count <= 0 || count > 1024) fault("launch with a block of more than 1024 threads (or none)");
-    if ((int)b->fibers.size() != count) b->fibers.resize(count);
+    if ((int)b->threads.size() != count) b->threads.resize(count);
     b->dynamic_shared.assign(shared_bytes, 0xFF);  // NaN bytes: a read of dynamic LDS nobody wrote shows
+    if (__start_hipcpu_lds != nullptr && __stop_hipcpu_lds > __start_hipcpu_lds)
+        std::memset(__start_hipcpu_lds, 0xFF, (std::size_t)(__stop_hipcpu_lds - __start_hipcpu_lds));
     b->body = [](void* f) { (*static_cast<F*>(f))(); };
     b->closure = &body_fn;
     b->live = count;
+    b->faulted = false;
+    b->order.resize(count);
+    const int order = lane_order();
     for (int t = 0; t < count; ++t) {
-        Fiber& f = b->fibers[t];
-        f.linear = t;
-        f.tid = {t % threads.x, (t / threads.x) % threads.y, t / (threads.x * threads.y)};
-        f.state = 0;
-        if (f.stack == nullptr) f.stack = static_cast<char*>(std::malloc(kStack));
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = f.stack;
-        f.context.uc_stack.ss_size = kStack;
-        f.context.uc_link = &b->scheduler;
-        makecontext(&f.context, (void (*)())fiber_entry, 2, 0u, 0u);
+        const int first = t / kWave * kWave, lanes = std::min(count, first + kWave) - first;
+        b->order[t] = order == 1 ? first + (lanes - 1 - (t - first))
+                    : order == 2 ? first + (t - first + lanes / 2) % lanes : t;
     }
-    while (b->live > 0) {
+    for (int p = 0; p < count; ++p) b->threads[b->order[p]].position = p;
+    for (int t = 0; t < count; ++t) {
+        Thread& th = b->threads[t];
+        th.linear = t;
+        th.tid = {t % threads.x, (t / threads.x) % threads.y, t / (threads.x * threads.y)};
+        th.state = 5;
+        th.worker = -1;
+    }
+    // Passes in thread order: a thread not started starts on a free worker, a released one resumes on its own.
+    while (b->live > 0 && !b->faulted) {
         bool ran = false;
-        for (int t = 0; t < count; ++t) {
-            if (b->fibers[t].state != 0) continue;
+        for (int p = 0; p < count && !b->faulted; ++p) {
+            const int t = b->order[p];
+            Thread& th = b->threads[t];
+            int w;
+            if (th.state == 5) {
+                w = take_worker(b);
+                start_worker(b, w);
+                b->workers[w].parked = false;
+                b->assign = t;
+            } else if (th.state == 0) {
+                w = th.worker;
+            } else {
+                continue;
+            }
             b->current = t;
             ran = true;
-            swapcontext(&b->scheduler, &b->fibers[t].context);
+            swapcontext(&b->scheduler, &b->workers[w].context);
+            p = b->cursor;
         }
-        if (!ran && b->live > 0) {
-            // Every live thread waits: a barrier some threads never reach (on the GPU: a hang).
-            fault("deadlock: threads wait at __syncthreads or a lane operation that others of the block never reach");
+        if (!ran && b->live > 0 && !b->faulted) {
+            // Every live thread waits: a barrier some threads never reach. On the GPU that is a hang, or, where
+            // only some lanes of a wave skip a __syncthreads, fine (s_barrier is per wave): the model cannot say.
+            if (unmodelled().empty())
+                unmodelled() = "a barrier that some threads of the block never reach (__syncthreads or a lane "
+                               "operation in divergent code)";
+            fault_message() = "not modelled by the CPU model of gfx950: " + unmodelled();
+            launch_fault() = kNotModelled;
+            b->faulted = true;
         }
     }
+    if (b->faulted) {
+        // Every worker is free again; those that held the abandoned block's threads (not parked) restart
+        // from scratch when next taken (start_worker).
+        b->free_workers.clear();
+        for (int w = 0; w < (int)b->workers.size(); ++w) b->free_workers.push_back(w);
+    }
     b->current = -1;
-    if (block_done()) block_done()();
+    if (!b->faulted && block_done()) block_done()();
 }
 
 template <class... P, class... A>
@@ -214,6 +364,8 @@ inline void launch(void (*kernel)(P...), dim3 grid, dim3 threads, std::size_t sh
     grid_dim() = grid;
     block_dim() = threads;
     launch_count() += 1;
+    launch_fault() = 0;
+    reset_access_counts();
     std::tuple<std::decay_t<P>...> bound(static_cast<std::decay_t<P>>(args)...);
     for (unsigned z = 0; z < grid.z; ++z)
         for (unsigned y = 0; y < grid.y; ++y)
@@ -221,6 +373,10 @@ inline void launch(void (*kernel)(P...), dim3 grid, dim3 threads, std::size_t sh
                 block_index() = {x, y, z};
                 auto body = [&]() { std::apply(kernel, bound); };
                 run_block(threads, shared_bytes, body);
+                if (launch_fault() != 0) {
+                    last_error() = launch_fault();
+                    return;
+                }
             }
     last_error() = 0;
 }
@@ -246,11 +402,29 @@ inline unsigned __lane_id() { return (unsigned)::hipcpu::lane_id(); }
 #include "hip_cpu_bf16.h"
 #include "hip_cpu_lanes.h"
 #include "hip_cpu_api.h"
+#include "hip_cpu_memcheck.h"
+#if defined(__clang__)
 #include "hip_cpu_gfx950.h"
+#endif
+
+namespace hipcpu {
+inline void reset_access_counts() {
+    for (auto& direction : access_counts())
+        for (long long& c : direction) c = 0;
+}
+}  // namespace hipcpu
 
 // How many kernels this library launched: the worker reads it to say the HIP path served a call.
 extern "C" __attribute__((visibility("default"), weak)) long long hip_cpu_launch_count() {
     return ::hipcpu::launch_count();
+}
+// What a launch needed that the model does not run, then forgotten ("" when nothing): the worker makes
+// the call NOT RUN with it.
+extern "C" __attribute__((visibility("default"), weak)) const char* hip_cpu_take_unmodelled() {
+    static std::string taken;
+    taken = ::hipcpu::unmodelled();
+    ::hipcpu::unmodelled().clear();
+    return taken.c_str();
 }
 extern "C" __attribute__((visibility("default"), weak)) void hip_cpu_set_progress(void (*callback)()) {
     ::hipcpu::block_done() = callback;
