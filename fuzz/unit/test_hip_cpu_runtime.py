@@ -118,3 +118,55 @@ def test_what_the_model_does_not_run_ends_the_launch_by_name(lib, which, named):
     assert named in reason
     assert lib.hip_cpu_take_unmodelled().decode() == "", "taken once"
     assert launch(lib, 0, 64)[0] == 0, "the model runs the next launch"
+
+
+DIVERGENT_SUBMISSION = r'''
+import ctypes, os, subprocess, tempfile
+import torch
+from task import input_t, output_t
+
+SOURCE = """
+#include <hip/hip_runtime.h>
+#include <stdint.h>
+__global__ void fill(uint16_t* out, int n) {
+    int v = threadIdx.x;
+    if (threadIdx.x < 32) v = __shfl_xor(v, 1);  // only half the wave: divergent
+    if (__ballot(v >= 0) && blockIdx.x * 64 + threadIdx.x < n) out[blockIdx.x * 64 + threadIdx.x] = 0;
+}
+extern "C" int launch(uint16_t* out, int n) { fill<<<(n + 63) / 64, 64>>>(out, n); return (int)hipGetLastError(); }
+"""
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "k.hip"), "w") as f:
+    f.write(SOURCE)
+subprocess.run(["hipcc", "-O3", "--offload-arch=gfx950", "-shared", "-fPIC", "-o", os.path.join(folder, "k.so"),
+                os.path.join(folder, "k.hip")], check=True)
+_LIB = ctypes.CDLL(os.path.join(folder, "k.so"))
+
+
+def custom_kernel(data: input_t) -> output_t:
+    A, B = data[0], data[1]
+    out = torch.empty((A.shape[0], B.shape[0]), dtype=torch.bfloat16, device=A.device)
+    if _LIB.launch(ctypes.c_void_p(out.data_ptr()), out.numel()) != 0:
+        raise RuntimeError("launch failed")
+    return out
+'''
+
+
+def test_a_divergent_lane_operation_in_a_submission_is_not_run(tmp_path):
+    """Whatever the file makes of the failed launch (here: it raises), the call is NOT RUN, named."""
+    from fuzz.search.strategies import Case
+    from fuzz.submission import checks
+    from fuzz.submission.explicit_plan import TIER
+    from fuzz.submission.runner import SubmissionRunner
+
+    if TIER != "cpu":
+        pytest.skip("the CPU model of HIP runs on the CPU tier only")
+    path = tmp_path / "divergent.py"
+    path.write_text(DIVERGENT_SUBMISSION)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=120)
+    try:
+        outcome = checks.check_official(checks.Context(runner, TIER))
+    finally:
+        runner.close()
+    assert outcome.status == "not_run", outcome.summary
+    assert "divergent lane operations" in outcome.summary, outcome.summary
