@@ -1,7 +1,8 @@
 """``mxfp4-fuzz``: the suite's command line.
 
     mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto|real|emulated|source=PATH] [--report PATH]
-                     [--html PATH] [--timeout SECONDS] [--hard-cap SECONDS] [-- extra pytest arguments]
+                     [--html PATH] [--budget SECONDS] [--timeout SECONDS] [--hard-cap SECONDS]
+                     [-- extra pytest arguments]
 
 runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
 code (0: no verdict failed; a verdict NOT RUN because the tier was too slow is a skip, not a
@@ -41,6 +42,8 @@ def pytest_arguments(args, extra: list) -> list:
         arguments += ["--submission-timeout", str(args.timeout)]
     if args.hard_cap:
         arguments += ["--submission-hard-cap", str(args.hard_cap)]
+    if args.budget is not None:
+        arguments += ["--budget", str(args.budget)]
     if args.kernelguard_profile:
         arguments += ["--kernelguard-profile", args.kernelguard_profile]
     return arguments + extra
@@ -62,6 +65,8 @@ def many_options(args) -> list:
                         ("--kernelguard-profile", args.kernelguard_profile)):
         if value:
             options += [flag, str(value)]
+    if args.budget is not None:
+        options += ["--budget", str(args.budget)]
     return options
 
 
@@ -94,12 +99,18 @@ def main(argv=None) -> int:
     check.add_argument("--timeout", type=float, default=None,
                        help="seconds one program of calls may go without progress before it counts as hung "
                             "(default 60 on CPU, 300 on a GPU)")
+    check.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                       help="the check's time budget: every verdict ends within it, official first; each says how "
+                            "many examples ran and whether the budget cut it short, and one with no example in time "
+                            "is NOT RUN, never FAIL (default 80 on the CPU tier, 12 on a GPU; 0: no budget)")
     check.add_argument("--hard-cap", type=float, default=None,
                        help="seconds a program that keeps progressing may run in all; beyond it its verdict is "
                             "NOT RUN (default 10 x the timeout on CPU; on a GPU the timeout is the cap)")
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []  # after --: for pytest (e.g. -k stale)
     args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+    if args.budget is not None and args.budget < 0:
+        parser.error(f"--budget must be >= 0 seconds, got {args.budget:g}")
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
     if len(args.submission) > 1 or Path(args.submission[0]).is_dir():

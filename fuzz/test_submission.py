@@ -17,6 +17,7 @@ from fuzz.search import profiles
 from fuzz.search.strategies import (MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes, production_shapes,
                              with_production_k)
 from fuzz.submission import checks, hip_builds
+from fuzz.submission.budget import BudgetExhausted
 from kernels.platform import detect
 
 CAPS = dict(max_m=16, max_n=128, max_k=512) if detect().tier == "cpu" else dict(max_m=256, max_n=1024, max_k=4096)
@@ -54,22 +55,22 @@ INTEGRITY = cases(shapes=in_contract_shapes(**CAPS), a_regimes=("every_class",) 
 def test_loads(submission_session):
     """The file exists, compiles, its imports resolve (task.py, aiter real or emulated) and it defines
     custom_kernel."""
-    submission_session.settle(checks.check_loads(submission_session.context()))
+    submission_session.check(checks.check_loads)
 
 
 def test_official(submission):
     """The official test mode's single check per shape (1e-2), four shapes in one process."""
-    submission.settle(checks.check_official(submission.context()))
+    submission.check(checks.check_official)
 
 
 @given(calls=st.lists(REPEATED_CALLS, min_size=2, max_size=2))
 def test_contract(submission, calls):
-    submission.settle(checks.check_contract(submission.context(), calls))
+    submission.check(checks.check_contract, calls)
 
 
 @given(case=plain_cases(beyond_contract_shapes(**CAPS)))
 def test_contract_beyond(submission, case):
-    submission.settle(checks.check_beyond_contract(submission.context(), case))
+    submission.check(checks.check_beyond_contract, case)
 
 
 CORRECTNESS = cases(shapes=with_production(in_contract_shapes(**CAPS)))
@@ -78,7 +79,7 @@ CORRECTNESS = cases(shapes=with_production(in_contract_shapes(**CAPS)))
 @pytest.mark.xdist_group("correctness")  # the second search reads the first one's findings
 @given(case=CORRECTNESS)
 def test_correctness(submission, case):
-    submission.settle(checks.check_correctness(submission.context(), case))
+    submission.check(checks.check_correctness, case)
 
 
 @pytest.mark.xdist_group("correctness")
@@ -96,54 +97,51 @@ def test_correctness_past_known_bugs(submission, case):
         pytest.skip("the first correctness search found no failure")
     if "timeout" in known:  # every masked hang would cost the whole timeout again
         pytest.skip("the first correctness search found a hang: fix it first, then search again")
-    outcome = checks.check_correctness(submission.context(), case)
-    if outcome.status == "fail" and outcome.failure_class in known:
-        return
-    submission.settle(outcome)
+    submission.check(checks.check_correctness, case, masked=known)
 
 
 @given(case=INTEGRITY)
 def test_immutability(submission, case):
-    submission.settle(checks.check_immutability(submission.context(), case))
+    submission.check(checks.check_immutability, case)
 
 
 @given(case=IN_CONTRACT)
 def test_aliasing(submission, case):
-    submission.settle(checks.check_aliasing(submission.context(), case))
+    submission.check(checks.check_aliasing, case)
 
 
 @given(case=IN_CONTRACT)
 def test_stale_in_place(submission, case):
-    submission.settle(checks.check_stale_in_place(submission.context(), case))
+    submission.check(checks.check_stale_in_place, case)
 
 
 @given(case=IN_CONTRACT)
 def test_stale_reallocated(submission, case):
-    submission.settle(checks.check_stale_reallocated(submission.context(), case))
+    submission.check(checks.check_stale_reallocated, case)
 
 
 @given(case=IN_CONTRACT, other_m=st.integers(1, CAPS["max_m"]))
 def test_stale_new_shape(submission, case, other_m):
     if other_m == case.m:
         other_m = case.m % CAPS["max_m"] + 1
-    submission.settle(checks.check_stale_new_shape(submission.context(), case, other_m))
+    submission.check(checks.check_stale_new_shape, case, other_m)
 
 
 @given(case=IN_CONTRACT)
 def test_stale_recheck(submission, case):
-    submission.settle(checks.check_stale_recheck(submission.context(), case))
+    submission.check(checks.check_stale_recheck, case)
 
 
 @given(case=REPEATED_CALLS)
 def test_determinism(submission, case):
-    submission.settle(checks.check_determinism(submission.context(), case))
+    submission.check(checks.check_determinism, case)
 
 
 @given(case=IN_CONTRACT)
 def test_uninitialised(submission, case):
     """Memory the file allocates with torch.empty* (at import and in the call) poisoned with 0xFF, then
     with 0x00: the output must not change."""
-    submission.settle(checks.check_uninitialised(submission.context(), case))
+    submission.check(checks.check_uninitialised, case)
 
 
 def test_builds_gfx950(submission, request):
@@ -152,7 +150,10 @@ def test_builds_gfx950(submission, request):
     scratch and occupancy, and which path served the calls here. A spill is reported, not failed, unless
     --strict-resources. Skips when the file builds no HIP or no compiler is here (the reason says which)."""
     strict = request.config.getoption("--strict-resources")
-    outcome, why, report = hip_builds.check_builds_gfx950(submission.context(), strict=strict)
+    try:
+        outcome, why, report = hip_builds.check_builds_gfx950(submission.context(), strict=strict)
+    except BudgetExhausted as cut:
+        submission.settle(checks.Outcome("builds_gfx950", "not_run", f"the time budget ran out: {cut.why}"))
     submission.hip_builds = report
     if outcome is None:
         pytest.skip(why)

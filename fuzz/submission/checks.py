@@ -32,6 +32,7 @@ from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import difference_map, launch_tiles
 from fuzz.judge.oracle import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
+from fuzz.submission.budget import BudgetExhausted
 from reference import exact_gemm_from_inputs
 
 OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))
@@ -210,6 +211,7 @@ class Context:
         outputs = {r["out"]: r for r in result.calls()} if result.kind == "ok" else {}
         merge_tier_notes(self.runner.tier_notes, outputs.values())
         count_calls(self.runner.call_stats, outputs.values())
+        record_shape_evidence(self.runner.shape_evidence, program, outputs)
         return result, outputs
 
     @property
@@ -731,7 +733,8 @@ def check_official(ctx: Context) -> Outcome:
         narrowed = small_outcome, small_program, reduced
         projected = projected_seconds(small_result, cases, reduced)
         how = "the narrowed run"
-        if small_result.kind == "ok" and projected > ctx.runner.hard_cap:
+        cap = ctx.runner.cap_now()  # the hard cap, or less where the time budget's deadline comes first
+        if small_result.kind == "ok" and projected > cap:
             # Proportional to N is an overestimate when the cost does not grow with N: a second narrowed run
             # at twice the N tells how it grows (its own verdict is not used: the runner's shapes decide).
             wider = [dataclasses.replace(c, n=2 * CPU_OFFICIAL_N) for c in cases]
@@ -739,10 +742,18 @@ def check_official(ctx: Context) -> Outcome:
             if wider_result.kind == "ok":
                 projected = projected_seconds(small_result, cases, reduced, (wider_result, wider))
                 how = f"narrowed runs at N={CPU_OFFICIAL_N} and N={2 * CPU_OFFICIAL_N}"
-        if small_result.kind == "ok" and projected > ctx.runner.hard_cap:  # a crash or hang: the runner's shapes decide
+        cap = ctx.runner.cap_now()
+        limit = (f"the hard cap of {ctx.runner.hard_cap:g} s" if cap >= ctx.runner.hard_cap else
+                 f"the {cap:.0f} s the time budget leaves (--budget 0 lifts it)")
+        if small_result.kind == "ok" and projected > cap:  # a crash or hang: the runner's shapes decide
             return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
-                                     f"{projected:.0f} s from {how}, over the hard cap of {ctx.runner.hard_cap:g} s")
-    outcome, _, program = judge_official(ctx, cases)
+                                     f"{projected:.0f} s from {how}, over {limit}")
+    try:
+        outcome, _, program = judge_official(ctx, cases)
+    except BudgetExhausted as cut:
+        if narrowed is None:
+            raise
+        return narrowed_official(ctx, narrowed, f"the runner's shapes were not finished here: {cut.why}")
     if outcome is None:
         return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}", program)
     if outcome.status == "not_run" and narrowed is not None:
@@ -822,6 +833,21 @@ def count_calls(stats: dict, records) -> None:
             stats["last_error"] = f"{error['type']}: {error['message']}"[:300]
         elif "file" in record:
             stats["returned"] += 1
+
+
+def record_shape_evidence(evidence, program: Program, outputs: dict) -> None:
+    """Each call's shape, answered or not (a raise that is not a device fault: the file's refusal, or a
+    tier limit, said so), for steering.py: either way the example says nothing of the result."""
+    for out, record in outputs.items():
+        case = program.case_of.get(out)
+        error = record.get("exception")
+        if case is None or (error is None and "file" not in record) or (error or {}).get("device_fault"):
+            continue
+        refusal = None
+        if error is not None:
+            limit = tier_limit(error)
+            refusal = f"not run here: {limit}" if limit else f"{error['type']}: {error['message']}"
+        evidence.add((case.m, case.n, case.k), refusal)
 
 
 def merge_tier_notes(notes: dict, records) -> None:

@@ -14,6 +14,9 @@ The estimate is a lower bound: the time of the last report plus the program inst
 launch in progress, at that launch's own rate (launches still to come are unknown). It is made only
 once the launch has run for ``RATE_SECONDS``, so a rate is an average, not the first instance.
 
+- **budget**: past ``deadline`` (the check's time budget: ``budget.py``), or estimated past it -> "budget",
+  the worker is killed and the program does not count (never a failure: it proves nothing).
+
 With ``hard_cap <= timeout`` there is no slow rule: the program is killed at ``timeout`` however it
 progresses ("timeout", today's behaviour). That is the default where Triton is compiled: a GPU
 launch is one step of progress however long it runs, and a GPU that needs minutes is not "slow".
@@ -31,8 +34,8 @@ OWN_STEP_SECONDS = 300.0
 class Patience:
     """The rule for one program; times are the parent's ``time.perf_counter()``."""
 
-    def __init__(self, timeout: float, hard_cap: float, start: float):
-        self.timeout, self.start = timeout, start
+    def __init__(self, timeout: float, hard_cap: float, start: float, deadline: float | None = None):
+        self.timeout, self.start, self.deadline = timeout, start, deadline
         self.slow_rule = hard_cap > timeout
         self.hard_cap = hard_cap if self.slow_rule else timeout
         self.last_progress = start
@@ -64,9 +67,14 @@ class Patience:
         return max(self.timeout, OWN_STEP_SECONDS) if self.latest.get("ours") else self.timeout
 
     def verdict(self, now: float) -> str | None:
-        """"timeout" (hung, or over the timeout without the slow rule), "too_slow", or None: wait on."""
+        """"timeout" (hung, or over the timeout without the slow rule), "too_slow", "budget" (past the
+        deadline, or estimated past it), or None: wait on."""
         if now - self.last_progress >= self.stall_limit:
             return "timeout"
+        if self.deadline is not None:
+            estimate = self.estimate(now)
+            if now >= self.deadline or (estimate is not None and self.start + estimate > self.deadline):
+                return "budget"
         elapsed = now - self.start
         if elapsed >= self.hard_cap:
             return "too_slow" if self.slow_rule else "timeout"
@@ -79,6 +87,8 @@ class Patience:
     def wait(self, now: float) -> float:
         """Seconds until ``verdict`` can change without a new report."""
         deadlines = [self.last_progress + self.stall_limit, self.start + self.hard_cap]
+        if self.deadline is not None:
+            deadlines.append(self.deadline)
         if self.slow_rule and now < self.start + self.timeout:
             deadlines.append(self.start + self.timeout)
         return max(0.0, min(deadlines) - now)

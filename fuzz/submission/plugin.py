@@ -32,6 +32,7 @@ FURTHER_SEARCHES = {"correctness_past_known_bugs": "correctness"}
 DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU's first call compiles
 NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
+_ORDER = pytest.StashKey()  # the submission tests' names in the order they run
 
 
 class SubmissionFailure(AssertionError):
@@ -76,6 +77,8 @@ class VerdictRecord:
     seconds: float = 0.0
     error: str = ""  # a failure that did not come from a check (Hypothesis Flaky/Unsatisfiable, a bug)
     error_text: str = ""  # its whole text (capped): the traceback a bug report needs
+    cut_short: str = ""  # why the time budget ended the verdict's search early ("" when it did not)
+    steered: int = 0  # drawn cases moved inside the shapes the file accepts (steering.py)
 
     def add(self, outcome) -> None:
         self.examples += 1
@@ -110,7 +113,8 @@ class VerdictRecord:
             return f"{len(self.failures)} distinct failures: " + "; ".join(
                 f"[{cls or 'failure'}] {o.summary.splitlines()[0]}" for cls, o in self.failures.items())
         if self.outcome == "failed" and self.failing is not None:
-            return self.failing.summary
+            cut = f" (search cut short by the time budget after {self.examples} examples)" if self.cut_short else ""
+            return self.failing.summary + cut
         if self.error:
             return self.error
         if self.outcome == "skipped" and self.not_run is not None:
@@ -119,15 +123,18 @@ class VerdictRecord:
         latest = self.reported or self.passing
         if latest is None:
             return ""
-        if self.examples > 1:
+        if self.examples > 1 or self.cut_short:
             skipped = f", {self.inconclusive} inconclusive" if self.inconclusive else ""
-            return f"{self.examples} examples{skipped}; last: {latest.summary}"
+            cut = f" (cut short by the time budget: {self.cut_short})" if self.cut_short else ""
+            moved = f", {self.steered} steered to accepted shapes" if self.steered else ""
+            return f"{self.examples} examples{skipped}{moved}{cut}; last: {latest.summary}"
         return latest.summary
 
     def to_json(self) -> dict:
         return {
             "verdict": self.verdict, "status": self.status, "summary": self.line(), "examples": self.examples,
-            "inconclusive": self.inconclusive, "seconds": round(self.seconds, 3),
+            "inconclusive": self.inconclusive, "seconds": round(self.seconds, 3), "cut_short": self.cut_short,
+            "steered": self.steered,
             "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
             "failures": [] if self.outcome != "failed" else [o.to_json() for o in self.failures.values()],
@@ -174,11 +181,56 @@ class SubmissionSession:
     """The file under test, its runner and the verdicts so far. A plain class with a one-line repr:
     Hypothesis prints fixtures (dataclasses field by field) in every falsifying example."""
 
-    def __init__(self, path: str, runner, tier: str):
+    def __init__(self, path: str, runner, tier: str, budget=None):
+        from fuzz.submission.budget import Budget
+        from fuzz.submission.steering import Steering
+
         self.path, self.runner, self.tier = path, runner, tier
         self.started = time.perf_counter()
+        self.budget = budget if budget is not None else Budget(0, [])
         self.records: dict = {}  # verdict -> VerdictRecord, in test order
         self.known_at_second_search: dict = {}  # verdict -> failure classes its second search masks
+        self.conclusive: dict = {}  # test name -> its examples that passed, failed or were reported
+        self.steering = Steering(runner.shape_evidence)  # draws moved to the shapes the file answers
+
+    def begin(self, test: str) -> None:
+        """The test of verdict (or further search) ``test`` begins: its share of the time budget."""
+        self.runner.verdict = test
+        self.runner.deadline = self.budget.begin(test)
+        self.runner.kill_at = self.budget.kill_at.get(test)
+
+    def check(self, check, *args, masked=frozenset()) -> None:
+        """``settle(check(context, *args))`` (a failure of a ``masked`` class counts as explored, not
+        settled: a further search's known classes), or, when the time budget has no room for the example, no
+        example at all: rejected once the test has conclusive examples (its verdict stands, cut short), NOT
+        RUN while it has none (never a FAIL for lack of time)."""
+        from fuzz.submission.budget import NOT_RUN_REASON, BudgetExhausted
+
+        __tracebackhide__ = True
+        test = self.runner.verdict
+        args = self._steered(test, args)
+        try:
+            outcome = check(self.context(), *args)
+        except BudgetExhausted as cut:
+            verdict = FURTHER_SEARCHES.get(test, test)
+            self.budget.note_cut(test, cut.why)
+            if verdict == test:
+                self.record(verdict).cut_short = self.record(verdict).cut_short or cut.why
+            if self.conclusive.get(test, 0) == 0:
+                if verdict != test:  # a further search with nothing to add: its verdict stands as it is
+                    pytest.skip(f"the time budget ran out: {cut.why}")
+                from fuzz.submission.checks import Outcome
+
+                self.settle(Outcome(verdict, "not_run", NOT_RUN_REASON.format(budget=self.budget.seconds)
+                                    + f": {cut.why}"))
+            from hypothesis import reject
+
+            reject()
+        if outcome.status in ("pass", "fail", "reported"):
+            self.conclusive[test] = self.conclusive.get(test, 0) + 1
+        if outcome.status == "fail" and outcome.failure_class in masked:
+            return
+        self.settle(outcome)
 
     def __repr__(self) -> str:
         return f"<submission {self.path}>"
@@ -221,6 +273,21 @@ class SubmissionSession:
         stats = self.runner.call_stats
         return stats["returned"] == 0 and stats["raised"] >= enough
 
+    def _steered(self, test: str, args: tuple) -> tuple:
+        """``args`` with every Case (alone or in a list) moved to the shapes the file answers (steering.py)."""
+        from fuzz.search.strategies import Case
+
+        def one(arg):
+            if isinstance(arg, Case):
+                moved, was_moved = self.steering(test, arg)
+                self.record(FURTHER_SEARCHES.get(test, test)).steered += was_moved
+                return moved
+            if isinstance(arg, list):
+                return [one(a) for a in arg]
+            return arg
+
+        return tuple(one(a) for a in args)
+
     def context(self):
         from fuzz.submission.checks import Context
 
@@ -244,6 +311,8 @@ class SubmissionSession:
             "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "kernelguard": getattr(self, "kernelguard", None),  # the bot's screening: classification and rules
+            "budget": self.budget.to_json(),  # the time budget, each verdict's deadline, the ones it cut short
+            "steering": self.steering.to_json(),  # the shapes the file refuses (contract evidence), tests moved
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
                 "worker_start_seconds": None if load is None else round(load.worker_start_seconds, 3),
@@ -284,6 +353,10 @@ def pytest_addoption(parser):
     group.addoption("--submission-timeout", metavar="SECONDS", type=float, default=None,
                     help="how long one program of calls may go without progress before the worker is "
                          "killed as hung (default 60 on the CPU tier, 300 on a GPU)")
+    group.addoption("--budget", metavar="SECONDS", type=float, default=None,
+                    help="the check's time budget: every verdict ends within it, official first, and says how many "
+                         "examples ran and whether the budget cut it short (default 80 on the CPU tier, 12 on a "
+                         "GPU; 0: no budget, the profile's example counts decide)")
     group.addoption("--submission-hard-cap", metavar="SECONDS", type=float, default=None,
                     help="how long a program that keeps progressing (Triton programs interpreted, launches) "
                          "may run in all; beyond it, or estimated beyond it, its verdict is NOT RUN "
@@ -306,8 +379,35 @@ def _session(config) -> SubmissionSession | None:
     return config.stash.get(_SESSION, None)
 
 
+def budget_seconds(config, tier: str) -> float:
+    """--budget, or the tier's default; 0 (no budget) under pytest-xdist, whose workers each run a part
+    of the verdicts and could not share one budget."""
+    from fuzz.submission.budget import DEFAULT_SECONDS
+
+    chosen = config.getoption("--budget", default=None)
+    if chosen is None:
+        chosen = 0.0 if hasattr(config, "workerinput") else DEFAULT_SECONDS["cpu" if tier == "cpu" else "gpu"]
+    if chosen < 0:
+        raise pytest.UsageError(f"--budget must be >= 0 seconds, got {chosen:g}")
+    return chosen
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The verdicts' test order, for the time budget's shares."""
+    names = [test_name(item.nodeid) for item in items if TEST_MODULE in item.nodeid.split("::")[0]]
+    config.stash[_ORDER] = list(dict.fromkeys(names))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    found = _session(item.config)
+    if found is not None and TEST_MODULE in item.nodeid.split("::")[0]:
+        found.begin(test_name(item.nodeid))
+
+
 def _start(config) -> SubmissionSession:
     from kernels.platform import detect
+    from fuzz.submission.budget import Budget
     from fuzz.submission.runner import SubmissionRunner
 
     tier = detect().tier
@@ -315,7 +415,7 @@ def _start(config) -> SubmissionSession:
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
-    session = SubmissionSession(path, runner, tier)
+    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), config.stash.get(_ORDER, [])))
     config.stash[_SESSION] = session
     return session
 
@@ -423,4 +523,10 @@ class SubmissionReporter:
             write(line)
         for line in tier_notes_lines(runner.tier_notes):
             write(line)
+        if found.steering.note:
+            write(f"steering    {found.steering.note}")
+        if found.budget.on:
+            cut = [v for v in found.budget.cut if v not in FURTHER_SEARCHES]
+            write(f"budget      {found.budget.seconds:g} s (--budget SECONDS; 0: none): "
+                  + (f"cut short {', '.join(cut)}" if cut else "no verdict cut short"))
         write(f"report      {self.report_path.resolve()}")

@@ -20,13 +20,15 @@ import sys
 import tempfile
 import time
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
+from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.patience import Patience
+from fuzz.submission.steering import ShapeEvidence
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding fuzz/ and reference/
 TASK_FALLBACK = PACKAGE_ROOT / "fuzz" / "examples" / "task.py"
@@ -35,6 +37,7 @@ TAIL_LINES = 20
 START_TIMEOUT = 300.0  # importing torch, triton and aiter; real aiter may JIT-build on import
 AFTER_HANG_FLOOR = 10.0  # once something hung, later runs get max(this, 3 x the slowest good run)
 KILL_GRACE = 5.0
+SEEN_CAP = 512  # programs whose results are kept while a budget is on (records and capped output: small)
 SLOW_FACTOR = 10.0  # where Triton interprets, the default hard cap is this many timeouts
 REPORT_EVERY = 1.0  # seconds between the worker's progress reports while it progresses (less for short timeouts)
 OWN_FRAMES = (str(Path(__file__).with_name("worker.py")), str(Path(__file__).with_name("progress.py")),
@@ -65,7 +68,7 @@ class CappedBuffer:
 
 @dataclass
 class RunResult:
-    kind: str  # ok | crash | timeout | too_slow
+    kind: str  # ok | crash | timeout | too_slow | budget (ended by the time budget: never reaches a check)
     records: list = field(default_factory=list)
     seconds: float = 0.0
     stdout: str = ""
@@ -195,10 +198,11 @@ class Worker:
         self.streams = {out_r: self.stdout, err_r: self.stderr}
         self.pending = b""
 
-    def request(self, message: dict, timeout: float, hard_cap: float | None = None) -> RunResult | dict:
+    def request(self, message: dict, timeout: float, hard_cap: float | None = None,
+                deadline: float | None = None) -> RunResult | dict:
         """The worker's answer, or a RunResult saying how it died (its records empty)."""
         self.send(message)
-        return self.receive(timeout, hard_cap)
+        return self.receive(timeout, hard_cap, deadline)
 
     def send(self, message: dict) -> None:
         self.marks = (self.stdout.total, self.stderr.total)
@@ -208,11 +212,11 @@ class Worker:
         except BrokenPipeError:
             pass  # it died already: receive() reads the EOF and says how
 
-    def receive(self, timeout: float, hard_cap: float | None = None) -> RunResult | dict:
-        """The answer, or the death: killed when ``Patience`` says hung or too slow (no slow rule
-        unless ``hard_cap`` > ``timeout``)."""
+    def receive(self, timeout: float, hard_cap: float | None = None, deadline: float | None = None) -> RunResult | dict:
+        """The answer, or the death: killed when ``Patience`` says hung, too slow or past the budget's
+        ``deadline`` (no slow rule unless ``hard_cap`` > ``timeout``)."""
         marks, start = self.marks, self.sent
-        patience = Patience(timeout, hard_cap or timeout, start)
+        patience = Patience(timeout, hard_cap or timeout, start, deadline)
         while True:
             while b"\n" in self.pending:
                 line, self.pending = self.pending.split(b"\n", 1)
@@ -329,10 +333,18 @@ class SubmissionRunner:
         # checked), compatibility shims it needed, the CUDA device stood in by the CPU
         self.tier_notes = {"autotune": {}, "shims": {}, "device_emulated": False}
         self.call_stats = {"returned": 0, "raised": 0, "last_error": ""}  # over every call of every program
+        self.shape_evidence = ShapeEvidence()  # shapes the file answered and refused (steering.py)
         self.restarts = 0
         self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0
         self.deaths: dict = {}  # program -> the RunResult of its crash or timeout
+        # The time budget (budget.py): the current verdict's deadline; after it, a program is answered from
+        # the results seen (Hypothesis replays a shrunk failing example once more) or not started at all.
+        self.deadline: float | None = None  # no program starts that would end past it
+        self.kill_at: float | None = None  # a program still running then is ended
+        self.verdict = ""
+        self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
+        self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -392,13 +404,39 @@ class SubmissionRunner:
             return min(self.timeout, max(AFTER_HANG_FLOOR, 3 * self.slowest_good_run))
         return self.timeout
 
+    def cap_now(self) -> float:
+        """The hard cap for a program starting now: the budget's deadline may come first."""
+        if self.deadline is None:
+            return self.hard_cap
+        return max(0.0, min(self.hard_cap, self.deadline - time.perf_counter()))
+
+    def _budget_gate(self, key: str) -> RunResult | None:
+        """A result already seen for this program once the deadline is near, else None to run it; raises
+        BudgetExhausted when it would not end in time."""
+        if self.deadline is None:
+            return None
+        now = time.perf_counter()
+        recent = sorted(self.durations.get(self.verdict, []))
+        estimate = recent[len(recent) // 2] if recent else 0.0
+        if now + estimate <= self.deadline:
+            return None
+        if key in self.seen:
+            self.seen.move_to_end(key)
+            return self.seen[key]
+        raise BudgetExhausted(self.verdict, "the time budget ran out" if now >= self.deadline else
+                              f"the next program (about {estimate:.1f} s) would end past the time budget")
+
     def run(self, steps: list, timeout: float | None = None) -> RunResult:
         """Run ``steps`` on a freshly executed submission module (a leading reload is added). A program
         that crashed or hung before is not run again: each run starts from a fresh module, so it would
-        die the same way, and Hypothesis replays its failing example once more at the end."""
+        die the same way, and Hypothesis replays its failing example once more at the end. Raises
+        BudgetExhausted when the time budget has no room for it (``budget.py``)."""
         key = json.dumps(steps, sort_keys=True)
         if key in self.deaths:
             return self.deaths[key]
+        seen = self._budget_gate(key)
+        if seen is not None:
+            return seen
         report = self.load()
         if not report.ok:
             raise RuntimeError(f"the submission did not load: {report.describe_error()}")
@@ -415,7 +453,11 @@ class SubmissionRunner:
         answer = self.worker.request(
             {"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
              "hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)},
-            timeout, hard_cap)
+            timeout, hard_cap, self.kill_at if self.deadline is not None else None)
+        if isinstance(answer, RunResult) and answer.kind == "budget":
+            self._replace_dead_worker()
+            raise BudgetExhausted(self.verdict, f"a program was ended at the time budget's deadline after "
+                                  f"{answer.seconds:.1f} s")
         if isinstance(answer, RunResult):
             self._replace_dead_worker()
             self.hangs += answer.kind == "timeout"
@@ -436,4 +478,10 @@ class SubmissionRunner:
             self._replace_dead_worker()  # the GPU context is unusable after a fault
         else:
             self.slowest_good_run = max(self.slowest_good_run, result.seconds)
+        if self.deadline is not None:
+            self.seen[key] = result
+            while len(self.seen) > SEEN_CAP:
+                self.seen.popitem(last=False)
+            self.durations.setdefault(self.verdict, []).append(result.seconds)
+            del self.durations[self.verdict][:-5]
         return result

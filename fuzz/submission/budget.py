@@ -1,0 +1,98 @@
+"""The check's time budget (``mxfp4-fuzz check FILE --budget SECONDS``): every verdict ends in time,
+official first, and a verdict the budget cut short says so.
+
+The budget is wall time from the moment the submission's worker is started. ``loads`` and ``official``
+come first and may take up to ``OFFICIAL_SHARE`` of it; each fuzzed verdict then gets, when its test
+begins, its weight's share of what is left (so time one verdict did not use goes to the next ones), less
+``RESERVE`` for the report. Within its share a verdict draws examples as the profile says; when the
+share runs out:
+
+- a program that would not end in time is not started, and one running is ended when it overruns the
+  share by half the share again (``GRACE``; never past the budget's end): its worker is replaced. Neither counts as an example, and neither is ever a FAIL (a program ended by the
+  budget proves nothing, not even a hang: ``--budget 0`` waits the full timeout);
+- a verdict with conclusive examples keeps its status (PASS, FAIL, REPORTED) and its line says how many
+  examples ran before the budget cut it short; one with none is NOT RUN, "the time budget ran out";
+- the program a failing example ran is answered from the results already seen, so Hypothesis's final
+  replay of the shrunk example agrees with its first run after the budget ran out.
+
+``--budget 0`` switches it off (the profile's example counts alone decide, as before). The default is
+``DEFAULT_SECONDS`` per tier: on the CPU tier under the 90 s a check may take on a 2-core laptop, on a
+GPU under 15 s (there pytest and the worker's start, a few seconds, come on top)."""
+from __future__ import annotations
+
+import time
+
+DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 12.0}
+OFFICIAL_SHARE = 0.5  # loads + official may use up to half the budget: the runner's own check comes first
+GRACE = 0.5  # a running program is ended this fraction of its verdict's share past the deadline (a kill costs a worker start)
+MIN_GRACE = 1.0
+RESERVE = 1.0  # seconds kept back at the end for the kernelguard screening and the report
+# Relative shares of the fuzzed verdicts (a verdict not listed weighs 1). Correctness searches values,
+# shapes and layouts and is the verdict most bugs show in; its second search is skipped at once unless
+# the first found a failure, and then hands its share on.
+WEIGHTS = {"correctness": 3.0, "correctness_past_known_bugs": 1.0, "builds_gfx950": 0.0, "kernelguard": 0.0,
+           "loads": 0.0, "official": 0.0}
+NOT_RUN_REASON = "the time budget ran out before an example could run (--budget {budget:g} s; --budget 0 lifts it)"
+
+
+class BudgetExhausted(Exception):
+    """Raised by the runner instead of starting (or while ending) a program the budget has no time for."""
+
+    def __init__(self, verdict: str, why: str):
+        super().__init__(f"{verdict}: {why}")
+        self.verdict, self.why = verdict, why
+
+
+class Budget:
+    """Deadlines per verdict. ``order``: the verdicts in the order their tests run (their shares are
+    computed from the verdicts still to come). ``seconds`` <= 0: no budget (every deadline is None)."""
+
+    def __init__(self, seconds: float, order: list, start: float | None = None):
+        self.seconds = float(seconds)
+        self.start = time.perf_counter() if start is None else start
+        self.order = list(order)
+        self.begun: list = []
+        self.deadlines: dict = {}  # verdict -> absolute deadline (perf_counter): no program starts past it
+        self.kill_at: dict = {}  # verdict -> when a program still running is ended
+        self.cut: dict = {}  # verdict -> why the budget cut it short
+
+    @property
+    def on(self) -> bool:
+        return self.seconds > 0
+
+    @property
+    def end(self) -> float:
+        return self.start + self.seconds
+
+    def left(self, now: float | None = None) -> float:
+        return self.end - (time.perf_counter() if now is None else now)
+
+    def begin(self, verdict: str, now: float | None = None) -> float | None:
+        """The deadline of ``verdict``, whose test begins now (fixed at its first call: a verdict's second
+        test, e.g. correctness' second search, gets a share of its own under its own name)."""
+        if not self.on:
+            return None
+        if verdict in self.deadlines:
+            return self.deadlines[verdict]
+        now = time.perf_counter() if now is None else now
+        self.begun.append(verdict)
+        if verdict in ("loads", "official"):
+            deadline = self.start + OFFICIAL_SHARE * self.seconds
+        else:
+            to_come = [v for v in self.order if v not in self.begun] + [verdict]
+            weights = sum(WEIGHTS.get(v, 1.0) for v in to_come)
+            share = WEIGHTS.get(verdict, 1.0) / weights if weights else 1.0
+            deadline = now + max(0.0, self.left(now) - RESERVE) * share
+            if WEIGHTS.get(verdict, 1.0) == 0.0:  # no share of its own: it may use what is left
+                deadline = self.end
+        self.deadlines[verdict] = deadline
+        self.kill_at[verdict] = min(self.end, deadline + max(MIN_GRACE, GRACE * (deadline - now)))
+        return deadline
+
+    def note_cut(self, verdict: str, why: str) -> None:
+        self.cut.setdefault(verdict, why)
+
+    def to_json(self) -> dict:
+        return {"seconds": self.seconds if self.on else None,
+                "deadlines": {v: round(d - self.start, 3) for v, d in self.deadlines.items()},
+                "cut_short": dict(self.cut)}
