@@ -48,6 +48,9 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
   Triton's real frontend (AST -> TTIR for gfx950, no GPU needed; cached per kernel specialisation, a
   few ms), and a rejection raises ``FrontendRejects`` with Triton's message and line.
 
+- ``batched_launches`` (speed, not a divergence): a launch's independent programs run together, the
+  program id a leading array axis, with a recorded fallback to one by one (``triton_batched.py``).
+
 Compatibility shim (not a divergence of the interpreter: a frontend that is stricter than the one the
 competition runner used; counted in ``shims_used()`` so a report can say it was needed):
 
@@ -1045,6 +1048,22 @@ def _apply_overflow_check_without_asserts():
     return undo
 
 
+# ---------------------------------------------------------------------------------------------------
+# batched_launches (a speed patch: triton_batched.py)
+
+
+def _launches_run_one_program_at_a_time() -> bool:
+    from reference.emulation import triton_batched
+
+    return triton_batched.stock_loop_runs_each_program()
+
+
+def _apply_batched_launches():
+    from reference.emulation import triton_batched
+
+    return triton_batched.install()
+
+
 PATCHES = (
     Patch("bf16_conversions", "fp32 -> bf16 truncates and garbles subnormals; bf16 -> fp32 garbles subnormals",
           ("3.5", "3.6", "3.8", "3.9"), _bf16_conversions_diverge, _apply_bf16_conversions),
@@ -1073,6 +1092,9 @@ PATCHES = (
           "checked for a device_assert that, with debug off, asserts nothing (compiled Triton drops it): about "
           "40% of an integer-heavy kernel's interpreted time", ("3.9",), _overflow_check_runs,
           _apply_overflow_check_without_asserts),
+    Patch("batched_launches", "a speed patch, not a divergence: the interpreter runs a launch's programs one by "
+          "one; independent programs run together, bit for bit the same ($MXFP4_FUZZ_BATCHED=0: off)",
+          ("3.9",), _launches_run_one_program_at_a_time, _apply_batched_launches),
     # last: it snapshots triton.language with the shims above in place
     Patch("compiled_frontend_check", "the interpreter runs kernels the compiled frontend rejects",
           ("3.9",), _frontend_check_diverges, _apply_compiled_frontend_check),
