@@ -165,7 +165,7 @@ def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path)
     estimate rule itself is tested on made-up timelines in test_slow_or_hung.py."""
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "per_group_quant_slow.py"), "--aiter",
-               "emulated", "--timeout", "2", "--hard-cap", "4", "--report", str(report), "--", "-k", "loads or official"]
+               "emulated", "--timeout", "2", "--hard-cap", "4", "--budget", "0", "--report", str(report), "--", "-k", "loads or official"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == EXIT_NOT_RUN, done.stdout + done.stderr
     assert "official  NOT RUN   not reached on CPU: too slow (" in done.stdout, done.stdout
@@ -290,7 +290,7 @@ def test_wrong_return_type_and_a_print_flood_are_contained(tmp_path):
 def test_the_command_line_reports_and_exits_with_pytests_code(tmp_path):
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "stale_data_ptr_cache.py"),
-               "--aiter", "emulated", "--report", str(report), "--", "-k", "loads or immutability or stale_in_place"]
+               "--aiter", "emulated", "--budget", "0", "--report", str(report), "--", "-k", "loads or immutability or stale_in_place"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "mxfp4-fuzz submission report" in done.stdout and "FAIL stale_in_place" in done.stdout
@@ -334,7 +334,7 @@ def test_the_bad_autotune_config_is_found_and_named(tables):
 def check_command(name: str, tmp_path, *extra) -> tuple:
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / name), "--aiter", "emulated",
-               "--report", str(report), *extra]
+               "--budget", "0", "--report", str(report), *extra]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     data = json.loads(report.read_text())
     return done, {v["verdict"]: v for v in data["verdicts"]}, data
@@ -377,7 +377,7 @@ def test_the_previous_aiter_seed_loads_and_gets_verdicts(tmp_path):
     CPU tier and gets real verdicts (its own bugs off the official shapes are its business)."""
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(SEED_AITER), "--aiter", "emulated",
-               "--report", str(report), "--", "-k", "loads or official"]
+               "--budget", "0", "--report", str(report), "--", "-k", "loads or official"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     data = json.loads(report.read_text())
     verdicts = {v["verdict"]: v for v in data["verdicts"]}

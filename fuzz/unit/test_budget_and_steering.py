@@ -1,0 +1,143 @@
+"""The time budget (``budget.py``: shares, deadlines, the "budget" death) and steering (``steering.py``:
+the rules learned from refused shapes and how a drawn case is moved), on made-up timelines and
+evidence; then one ``mxfp4-fuzz check`` of a file that refuses K % 256 != 0 under a small budget."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.search.strategies import Case
+from fuzz.submission.budget import GRACE, OFFICIAL_SHARE, RESERVE, Budget
+from fuzz.submission.patience import Patience
+from fuzz.submission.steering import Rule, ShapeEvidence, Steering, steer
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Budget
+
+
+def test_no_budget_gives_no_deadline():
+    budget = Budget(0, ["official", "contract"], start=0.0)
+    assert not budget.on and budget.begin("official", now=1.0) is None and budget.begin("contract", now=2.0) is None
+
+
+def test_official_first_then_shares_of_what_is_left_by_weight():
+    order = ["loads", "official", "contract", "correctness", "aliasing", "kernelguard"]
+    budget = Budget(100, order, start=0.0)
+    assert budget.begin("loads", now=0.0) == budget.begin("official", now=1.0) == OFFICIAL_SHARE * 100
+    # official ended at 40 s: contract (weight 1) of contract + correctness (3) + aliasing (1)
+    assert budget.begin("contract", now=40.0) == pytest.approx(40.0 + (60.0 - RESERVE) / 5)
+    assert budget.kill_at["contract"] == pytest.approx(budget.deadlines["contract"] + GRACE * (59.0 / 5))
+    # contract used only 2 s: correctness gets 3/4 of what is left
+    assert budget.begin("correctness", now=42.0) == pytest.approx(42.0 + (58.0 - RESERVE) * 3 / 4)
+    assert budget.begin("kernelguard", now=99.0) == budget.end  # no share of its own: what is left
+    assert all(at <= budget.end for at in budget.kill_at.values())
+
+
+def test_a_late_verdict_gets_no_time_not_negative_time():
+    budget = Budget(10, ["contract", "aliasing"], start=0.0)
+    assert budget.begin("contract", now=12.0) == 12.0
+
+
+def test_patience_ends_a_program_at_the_deadline_and_one_estimated_past_it_early():
+    patience = Patience(timeout=60, hard_cap=600, start=0.0, deadline=5.0)
+    patience.observe({"progress": 1, "launches": 1, "programs": 1}, 1.0)
+    assert patience.verdict(4.9) is None and patience.wait(4.9) == pytest.approx(0.1)
+    assert patience.verdict(5.0) == "budget"
+    # a launch of 1000 programs at 10 per second will not end by the deadline: ended at once
+    early = Patience(timeout=60, hard_cap=600, start=0.0, deadline=30.0)
+    early.observe({"progress": 1, "launches": 1, "programs": 20, "grid": 1000, "grid_done": 20,
+                   "launch_seconds": 2.0}, 2.0)
+    assert early.verdict(2.0) == "budget"
+    # a hang is still a hang when the deadline is later
+    hung = Patience(timeout=3, hard_cap=600, start=0.0, deadline=30.0)
+    assert hung.verdict(3.0) == "timeout"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Steering
+
+
+def evidence(accepted, refused) -> ShapeEvidence:
+    found = ShapeEvidence()
+    for shape in accepted:
+        found.add(shape, None)
+    for shape in refused:
+        found.add(shape, "ValueError: no")
+    return found
+
+
+def test_refusals_of_k_not_a_multiple_of_256_give_that_rule():
+    found = evidence([(4, 64, 256), (4, 64, 512)], [(4, 64, 128), (2, 64, 320), (8, 128, 64)])
+    assert found.rules() == [Rule("k", "multiple", 256)]
+    assert "K % 256 == 0" in found.describe(found.rules())
+
+
+def test_the_weakest_rule_that_explains_the_refusals_wins():
+    # K % 128 and K % 256 both explain 320 and 448: the smaller divisor moves fewer cases
+    found = evidence([(4, 64, 256), (4, 64, 1024)], [(4, 64, 320), (4, 64, 448)])
+    assert found.rules() == [Rule("k", "multiple", 128)]
+
+
+def test_a_bound_on_m_is_learned_from_large_m_refused():
+    found = evidence([(1, 64, 256), (16, 64, 512), (32, 64, 256)], [(33, 64, 256), (40, 64, 512)])
+    assert found.rules() == [Rule("m", "at_most", 32)]
+
+
+def test_no_rule_from_one_refusal_or_from_refusals_an_accepted_call_contradicts():
+    assert evidence([(4, 64, 256)], [(4, 64, 320)]).rules() == []
+    # the same shapes both accepted and refused (a flaky refusal): nothing to learn
+    assert evidence([(4, 64, 320), (4, 64, 448)], [(4, 64, 320), (4, 64, 448)]).rules() == []
+
+
+def test_steer_rounds_k_up_caps_m_and_drops_specials_that_no_longer_fit():
+    case = Case(20, 64, 320, specials=((19, 5, "nan"), (2, 300, "inf")))
+    moved = steer(case, [Rule("k", "multiple", 256), Rule("m", "at_most", 16)])
+    assert (moved.m, moved.n, moved.k) == (16, 64, 512)
+    assert moved.specials == ((2, 300, "inf"),)
+    assert steer(Case(4, 64, 512), [Rule("k", "multiple", 256)]) == Case(4, 64, 512)
+
+
+def test_a_draw_is_moved_once_and_always_the_same_way():
+    found = evidence([(4, 64, 256)], [(4, 64, 64), (4, 64, 128)])
+    steering = Steering(found)
+    first, moved = steering("correctness", Case(2, 64, 192))
+    assert moved and first.k == 256
+    found.add((4, 64, 256), "ValueError: no")  # later evidence changes the rules ...
+    found.add((4, 64, 1024), None)
+    again, _ = steering("correctness", Case(2, 64, 192))
+    assert again == first  # ... but not the case a replayed draw runs as
+    assert steering("contract", Case(2, 64, 192)) == (Case(2, 64, 192), False)  # the contract is never steered
+
+
+# ---------------------------------------------------------------------------------------------------
+# One check, end to end
+
+
+@pytest.mark.slow
+def test_a_small_budget_ends_every_verdict_without_a_false_fail_and_steers_past_refusals(tmp_path):
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "refuses_k_not_256.py"),
+                           "--aiter", "emulated", "--report", str(report), "--budget", "20"],
+                          capture_output=True, text=True, timeout=600)
+    data = json.loads(report.read_text())
+    verdicts = {v["verdict"]: v for v in data["verdicts"]}
+    # the only failure is the true one: the contract allows K % 64 == 0 and the file refuses it
+    assert {v for v, r in verdicts.items() if r["status"] == "FAIL"} == {"contract"}, done.stdout[-3000:]
+    for name, record in verdicts.items():
+        if record["cut_short"]:
+            assert record["status"] in ("PASS", "NOT RUN"), (name, record)
+        if record["status"] == "NOT RUN" and "budget" in record["summary"]:
+            assert record["examples"] - record["inconclusive"] <= 1, (name, record)  # the NOT RUN outcome itself
+        if record["status"] == "PASS" and name not in ("loads", "official", "kernelguard"):
+            assert record["examples"] - record["inconclusive"] >= 1, (name, record)  # never PASS on nothing
+    assert data["budget"]["seconds"] == 20
+    assert "K % 256 == 0" in data["steering"]["note"], data["steering"]
+    steered = sum(record["steered"] for record in verdicts.values())
+    assert steered > 0 and "budget      20 s" in done.stdout
