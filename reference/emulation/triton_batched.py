@@ -53,6 +53,10 @@ class NotBatchable(Exception):
     """The batched run cannot be shown to compute what the stock loop computes; the message says why."""
 
 
+class Divergent(NotBatchable):
+    """Python control flow on a value that differs between the programs run together."""
+
+
 _report: dict = {}
 _local = threading.local()  # .batch: the _Batch running in this thread, if any
 
@@ -166,11 +170,23 @@ def _stack(results, batch):
     if isinstance(first, tuple):
         return tuple(_stack([r[i] for r in results], batch) for i in range(len(first)))
     plain, batched = _handle_types()
+    if hasattr(first, "get_result"):  # inline asm's results object
+        return _StackedResults(results, batch)
     if not isinstance(first, plain):
         if any(r is not None for r in results):
             raise NotBatchable("a per-program result that is not a tensor")
         return None
     return batched(np.stack([r.data for r in results]), first.dtype)
+
+
+class _StackedResults:
+    """Per-program results objects (``get_result(i)``, inline asm's) as one of batched handles."""
+
+    def __init__(self, results, batch):
+        self._results, self._batch = results, batch
+
+    def get_result(self, index):
+        return _stack([r.get_result(index) for r in self._results], self._batch)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -268,12 +284,16 @@ class _Batch:
     """The programs of one chunk, the storages it may write, and what it wrote and read."""
 
     def __init__(self, programs: np.ndarray, storages: list):
-        self.programs = programs  # (P, 3) grid indices, in the stock loop's order
-        self.size = len(programs)
+        self.chunk = programs  # (P, 3) grid indices, in the stock loop's order
+        self.select(np.arange(len(programs)))
         self.storages = storages  # [(start, nbytes)] of the launch's tensor arguments
         self.snapshots = {}  # start -> bytes before the first store
         self.writes = []  # (byte addresses, program index per address)
         self.reads = []  # (lo, hi, program index or -1 for all): a load's address span per program
+
+    def select(self, group: np.ndarray) -> None:
+        """Run the programs ``group`` (indices into the chunk) together next."""
+        self.group, self.programs, self.size = group, self.chunk[group], len(group)
 
     def program_id(self, axis):
         plain, batched = _handle_types()
@@ -321,7 +341,7 @@ class _Batch:
         addresses = p.reshape(P, -1)[m2]
         if addresses.size:
             self._snapshot(int(addresses.min()), int(addresses.max()) + v.itemsize)
-            program = np.broadcast_to(np.arange(P, dtype=np.int64)[:, None], m2.shape)[m2]
+            program = np.broadcast_to(self.group[:, None], m2.shape)[m2]
             self.writes.append(((addresses[:, None] + np.arange(v.itemsize, dtype=np.uint64)).reshape(-1),
                                 np.repeat(program, v.itemsize)))
         return interpreter._interpreter.store(p, v, m)
@@ -333,7 +353,7 @@ class _Batch:
         top = np.iinfo(np.uint64).max
         lo = np.where(mask, ptrs, np.uint64(top)).min(axis=1)[active]
         hi = np.where(mask, ptrs, np.uint64(0)).max(axis=1)[active] + np.uint64(itemsize)
-        program = np.full(lo.shape, -1, dtype=np.int64) if everyone else np.flatnonzero(active)
+        program = np.full(lo.shape, -1, dtype=np.int64) if everyone else self.group[active]
         self.reads.append((lo, hi, program))
 
     def _snapshot(self, lo, hi):
@@ -395,7 +415,7 @@ def _uniform(tensor, what: str):
     if per_program.shape[1] != 1:
         return None
     if not (per_program == per_program[0]).all():
-        raise NotBatchable(f"{what} on a value that differs between programs")
+        raise Divergent(f"{what} on a value that differs between programs")
     return per_program[0, 0]
 
 
@@ -521,6 +541,14 @@ def _enter(batch):
     return undo
 
 
+def _divergent(error: BaseException):
+    while error is not None:
+        if isinstance(error, Divergent):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def _reason(error: BaseException) -> str:
     seen = error
     while seen is not None:
@@ -591,11 +619,32 @@ class _Launch:
         return self.fn(**args)
 
     def _attempt(self, args, programs):
+        """Run ``programs`` together; where control flow diverges, retry in groups that vary along one
+        grid axis only (a split-K grid's programs of one split share their K range), one group after
+        another: the independence check then covers every program of the chunk, so the order of the
+        groups cannot matter. Returns None, or why the programs must run one by one."""
+        first = self._run(args, programs, [np.arange(len(programs))])
+        if not isinstance(first, Divergent):
+            return None if first is None else _reason(first)
+        for axis in range(3):
+            others = np.delete(programs, axis, axis=1)
+            if len(np.unique(programs[:, axis])) < 2 or len(np.unique(others, axis=0)) < 2:
+                continue
+            keys = np.unique(others, axis=0, return_inverse=True)[1].reshape(-1)
+            groups = [np.flatnonzero(keys == g) for g in range(int(keys.max()) + 1)]
+            if self._run(args, programs, groups) is None:
+                return None
+        return _reason(first)
+
+    def _run(self, args, programs, groups):
+        """None, or the exception that ended the attempt (memory then as before it)."""
         batch = _Batch(programs, self.storages)
         undo = _enter(batch)
         try:
             try:
-                self.fn(**args)
+                for group in groups:
+                    batch.select(group)
+                    self.fn(**args)
                 batch.check_independent()
             finally:
                 undo()
@@ -603,7 +652,7 @@ class _Launch:
             batch.restore()
             if not isinstance(error, Exception):
                 raise
-            return _reason(error)
+            return _divergent(error) or error
         return None
 
 
