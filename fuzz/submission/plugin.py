@@ -191,6 +191,8 @@ class SubmissionSession:
         self.records: dict = {}  # verdict -> VerdictRecord, in test order
         self.known_at_second_search: dict = {}  # verdict -> failure classes its second search masks
         self.conclusive: dict = {}  # test name -> its examples that passed, failed or were reported
+        self.checks: dict = {}  # test name -> {outcome status: seconds of its examples' checks}
+        self.test_seconds: dict = {}  # test name -> pytest's duration of it
         self.steering = Steering(runner.shape_evidence)  # draws moved to the shapes the file answers
 
     def begin(self, test: str) -> None:
@@ -209,9 +211,11 @@ class SubmissionSession:
         __tracebackhide__ = True
         test = self.runner.verdict
         args = self._steered(test, args)
+        started = time.perf_counter()
         try:
             outcome = check(self.context(), *args)
         except BudgetExhausted as cut:
+            self._spent(test, "budget_cut", started)
             verdict = FURTHER_SEARCHES.get(test, test)
             self.budget.note_cut(test, cut.why)
             if verdict == test:
@@ -226,6 +230,7 @@ class SubmissionSession:
             from hypothesis import reject
 
             reject()
+        self._spent(test, outcome.status, started)
         if outcome.status in ("pass", "fail", "reported"):
             self.conclusive[test] = self.conclusive.get(test, 0) + 1
         if outcome.status == "fail" and outcome.failure_class in masked:
@@ -273,6 +278,29 @@ class SubmissionSession:
         stats = self.runner.call_stats
         return stats["returned"] == 0 and stats["raised"] >= enough
 
+    def _spent(self, test: str, status: str, started: float) -> None:
+        """Seconds of one example's check (programs and judging), by how it ended: the time profile."""
+        spent = self.checks.setdefault(test, {})
+        spent[status] = spent.get(status, 0.0) + time.perf_counter() - started
+
+    def time_profile(self) -> dict:
+        """Where the check's seconds went, per test: in all (pytest's duration: Hypothesis included), in
+        its examples' checks by outcome, in programs (wall time here, and the worker's by step kind).
+        ``hypothesis`` is what is left: drawing, shrinking bookkeeping, pytest."""
+        tests = {}
+        for test, seconds in self.test_seconds.items():
+            spent = self.checks.get(test, {})
+            programs = self.runner.profile.get(test, {})
+            in_checks = sum(spent.values())
+            wall = programs.get("program_wall", 0.0)
+            tests[test] = {
+                "seconds": round(seconds, 3), "checks": {k: round(v, 3) for k, v in spent.items()},
+                "programs": programs.get("programs", 0), "program_wall": round(wall, 3),
+                "worker": {k: round(v, 3) for k, v in programs.get("worker", {}).items()},
+                "judging": round(max(0.0, in_checks - wall), 3), "hypothesis": round(max(0.0, seconds - in_checks), 3),
+            }
+        return {"worker_start": round(self.runner.start_seconds, 3), "tests": tests}
+
     def _steered(self, test: str, args: tuple) -> tuple:
         """``args`` with every Case (alone or in a list) moved to the shapes the file answers (steering.py)."""
         from fuzz.search.strategies import Case
@@ -311,6 +339,7 @@ class SubmissionSession:
             "cpu_tier": tier_notes_json(self.runner.tier_notes),
             "hip_builds": getattr(self, "hip_builds", []),  # builds_gfx950: every build, its errors and kernels
             "kernelguard": getattr(self, "kernelguard", None),  # the bot's screening: classification and rules
+            "time_profile": self.time_profile(),  # where the seconds went (fuzz/bench/time_to_verdict.py)
             "budget": self.budget.to_json(),  # the time budget, each verdict's deadline, the ones it cut short
             "steering": self.steering.to_json(),  # the shapes the file refuses (contract evidence), tests moved
             "timings": {
@@ -450,6 +479,7 @@ class SubmissionReporter:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             name = test_name(report.nodeid)
+            session.test_seconds[name] = session.test_seconds.get(name, 0.0) + report.duration
             record = session.record(FURTHER_SEARCHES.get(name, name))
             if name in FURTHER_SEARCHES:  # it can only add failures to its verdict
                 record.seconds += report.duration

@@ -42,6 +42,7 @@ class Counters:
         self.grid = None  # its number of program instances (interpreted launches only)
         self.grid_done = 0  # of which begun
         self.launch_started = self.started
+        self.interpreted_seconds = 0.0  # inside interpreted launches (the time profile: where a check's seconds go)
 
     def stop_reports(self) -> None:
         with self.lock:
@@ -100,7 +101,11 @@ def install() -> None:
     @functools.wraps(execute)
     def interpreted_launch(self, *args, **kwargs):
         COUNTERS.launch(getattr(self.fn, "__name__", "?"))
-        return execute(self, *args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return execute(self, *args, **kwargs)
+        finally:
+            COUNTERS.interpreted_seconds += time.perf_counter() - start
 
     @functools.wraps(set_grid_dim)
     def grid_dim(self, nx, ny, nz):

@@ -81,6 +81,7 @@ class RunResult:
     hard_cap: float | None = None
     step: int | None = None  # the step that was running when the worker died (index into the caller's steps)
     progress: dict = field(default_factory=dict)  # Patience.summary, or the worker's last counters for "ok"
+    timing: dict = field(default_factory=dict)  # worker seconds by step kind, and inside interpreted launches
 
     def calls(self) -> list:
         return [r for r in self.records if r["do"] == "call"]
@@ -345,6 +346,10 @@ class SubmissionRunner:
         self.verdict = ""
         self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
+        # verdict -> programs run, their wall time here, and the worker's seconds by step kind (reload: the
+        # module executed afresh; build: inputs; call: the file's code; interpreted: inside Triton's interpreter)
+        self.profile: dict = {}
+        self.start_seconds = 0.0  # waiting for workers to import and load the file (first and restarts)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -364,7 +369,9 @@ class SubmissionRunner:
     def _start(self) -> LoadReport:
         """Make the standby (or a new worker) current and wait for its load answer."""
         self.worker, self.standby = self.standby or self._launch(), None
+        waited = time.perf_counter()
         answer = self.worker.receive(START_TIMEOUT)
+        self.start_seconds += time.perf_counter() - waited
         elapsed = time.perf_counter() - self.worker.sent
         if isinstance(answer, RunResult):
             self._discard_worker()
@@ -403,6 +410,20 @@ class SubmissionRunner:
         if self.hangs:
             return min(self.timeout, max(AFTER_HANG_FLOOR, 3 * self.slowest_good_run))
         return self.timeout
+
+    def _profile(self, wall: float, timing: dict | None = None, died: bool = False) -> None:
+        """Add a program's seconds to the current verdict's time profile (``profile``)."""
+        entry = self.profile.setdefault(self.verdict or "-", {"programs": 0, "program_wall": 0.0, "worker": {}})
+        if timing is None:  # the death's own RunResult comes later: count its wall time once
+            if died:
+                entry["programs"] += 1
+                entry["program_wall"] += wall
+                entry["died"] = entry.get("died", 0) + 1
+            return
+        entry["programs"] += 1
+        entry["program_wall"] += wall
+        for kind, seconds in timing.items():
+            entry["worker"][kind] = entry["worker"].get(kind, 0.0) + seconds
 
     def cap_now(self) -> float:
         """The hard cap for a program starting now: the budget's deadline may come first."""
@@ -454,6 +475,7 @@ class SubmissionRunner:
             {"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
              "hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)},
             timeout, hard_cap, self.kill_at if self.deadline is not None else None)
+        self._profile(wall=time.perf_counter() - self.worker.sent, died=isinstance(answer, RunResult))
         if isinstance(answer, RunResult) and answer.kind == "budget":
             self._replace_dead_worker()
             raise BudgetExhausted(self.verdict, f"a program was ended at the time budget's deadline after "
@@ -469,7 +491,9 @@ class SubmissionRunner:
         if "internal" in answer:
             raise RuntimeError(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
         result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
-                           progress=_rated(answer.get("counters", {})), **answer["_output"])
+                           progress=_rated(answer.get("counters", {})), timing=answer.get("timing", {}),
+                           **answer["_output"])
+        self._profile(wall=time.perf_counter() - self.worker.sent, timing=result.timing)
         self.slow_runs += bool(result.slow_note())
         reload_error = answer["records"][0].get("error")
         if reload_error:

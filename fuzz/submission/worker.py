@@ -303,12 +303,16 @@ class Session:
         records: list = []
         slots: dict = {}
         outputs: dict = {}  # out name -> (returned tensor, its bits at return)
+        self.timing = {}  # step kind -> seconds in this program (the check's time profile)
         try:
             for index, step in enumerate(steps):
                 self.progress(index, step["do"] in OWN_STEPS)
                 record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice", "hip_lanes") if key in step}
                 records.append(record)
-                if not self.step(step, record, slots, outputs, out_dir):
+                start = time.perf_counter()
+                going_on = self.step(step, record, slots, outputs, out_dir)
+                self.timing[step["do"]] = self.timing.get(step["do"], 0.0) + time.perf_counter() - start
+                if not going_on:
                     break
         finally:
             poison.set_pattern(None)  # a poison lasts one program
@@ -603,8 +607,9 @@ def handle(session_holder: dict, request: dict, report) -> dict:
         finally:
             progress.COUNTERS.stop_reports()
             faulthandler.cancel_dump_traceback_later()
+        timing = {**session.timing, "interpreted": progress.COUNTERS.interpreted_seconds}
         return {"ok": True, "records": records, "seconds": time.perf_counter() - start,
-                "counters": progress.COUNTERS.snapshot()}
+                "counters": progress.COUNTERS.snapshot(), "timing": timing}
     raise ValueError(f"unknown op {op!r}")
 
 

@@ -1,0 +1,174 @@
+"""Time to a full verdict table, per file, and where the seconds went.
+
+    python -m fuzz.bench.time_to_verdict [--files-dir .real_files] [--examples] [--only SUBSTRING ...]
+                                         [--jobs N] [--profile smoke] [--budget S] [--json OUT] [-- CHECK ARGS]
+
+The files are the manifest's (``fuzz/bench/real_files.json``: real public submissions, each with its
+repository, commit, path and sha256) that are present in ``--files-dir`` with the right sha256 — this
+script fetches nothing; a file that is absent or differs is listed as such and skipped — plus, with
+``--examples``, our own example submissions in ``EXAMPLES``. Each runs as ``mxfp4-fuzz check FILE``
+(alone, or ``--jobs N`` at once: files per minute at that level), and its JSON report gives the
+verdicts, how many examples each ran, what the budget cut short, and the time profile (plugin.py's
+``time_profile``): worker start, the official check, programs (the module executed afresh, inputs
+built, the file's calls, inside Triton's interpreter), judging (our oracle and attribution), Hypothesis,
+and the seconds of inconclusive examples and of examples the budget ended. The tier is the machine's.
+Nothing here asserts a speed: numbers go to docs/results with the machine and date.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = Path(__file__).with_name("real_files.json")
+DEFAULT_DIR = ROOT / ".real_files"
+# Our examples of each kind a real file is (an own Triton quantizer, HIP on the CPU model, aiter's API, ASM)
+EXAMPLES = ("triton_fused_quant_shuffle.py", "triton_quant_uint8_scale.py", "per_group_quant_slow.py",
+            "hip_mfma_gemm.py", "hiprtc_mfma_gemm.py", "aiter_public_api.py", "aiter_asm_user.py",
+            "aiter_internal_kernel.py", "correct_reference_style.py", "refuses_k_not_256.py")
+
+
+def manifest_files(files_dir: Path) -> tuple[list, list]:
+    """([(id, path, entry)] present with the manifest's sha256, [(id, why)] not usable)."""
+    entries = json.loads(MANIFEST.read_text())["files"] if MANIFEST.exists() else []
+    present, missing = [], []
+    for entry in entries:
+        path = files_dir / f"{entry['id']}.py"
+        if not path.exists():
+            missing.append((entry["id"], "absent"))
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+            missing.append((entry["id"], "sha256 differs from the manifest"))
+        else:
+            present.append((entry["id"], path, entry))
+    return present, missing
+
+
+def check_one(label: str, path: Path, out: Path, options: list, timeout: float) -> dict:
+    report = out / f"{label}.json"
+    command = [sys.executable, "-m", "fuzz.cli", "check", str(path), "--report", str(report), *options]
+    started = time.perf_counter()
+    with open(out / f"{label}.log", "wb") as log:
+        try:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT).returncode
+        except subprocess.TimeoutExpired:
+            code = None
+    seconds = time.perf_counter() - started
+    row = {"file": label, "seconds": round(seconds, 1), "exit_code": code}
+    try:
+        data = json.loads(report.read_text())
+    except (OSError, ValueError):
+        row["error"] = f"no report (see {out / (label + '.log')})"
+        return row
+    row.update(summarize(data))
+    return row
+
+
+def summarize(data: dict) -> dict:
+    """The verdicts and the time profile of one report, in the few numbers the table prints."""
+    verdicts = data.get("verdicts", [])
+    profile = data.get("time_profile", {"tests": {}})
+    tests = profile.get("tests", {})
+    worker = {}
+    for test in tests.values():
+        for kind, seconds in test.get("worker", {}).items():
+            worker[kind] = worker.get(kind, 0.0) + seconds
+
+    def total(key, sub=None):
+        return round(sum((t.get(key, {}).get(sub, 0.0) if sub else t.get(key, 0.0)) for t in tests.values()), 1)
+
+    return {
+        "tier": data.get("tier"),
+        "statuses": {v["verdict"]: v["status"] for v in verdicts},
+        "examples": {v["verdict"]: v["examples"] - v["inconclusive"] for v in verdicts},
+        "cut_short": [v["verdict"] for v in verdicts if v.get("cut_short")],
+        "steered": sum(v.get("steered", 0) for v in verdicts),
+        "where": {
+            "worker_start": round(profile.get("worker_start", 0.0), 1),
+            "official": round(tests.get("official", {}).get("seconds", 0.0), 1),
+            "programs": total("program_wall"),
+            "module_exec": round(worker.get("reload", 0.0), 1),
+            "inputs": round(worker.get("build", 0.0) + worker.get("write", 0.0), 1),
+            "calls": round(worker.get("call", 0.0), 1),
+            "interpreted": round(worker.get("interpreted", 0.0), 1),
+            "judging": total("judging"),
+            "hypothesis": total("hypothesis"),
+            "inconclusive": total("checks", "inconclusive"),
+            "budget_cut": total("checks", "budget_cut"),
+        },
+        "total_seconds": data.get("timings", {}).get("total_seconds"),
+    }
+
+
+COLUMNS = ("worker_start", "official", "programs", "module_exec", "inputs", "calls", "interpreted", "judging",
+           "hypothesis", "inconclusive", "budget_cut")
+
+
+def table(rows: list) -> list:
+    head = f"{'file':<58} {'s':>6} {'exit':>4} {'FAIL':>4} {'NRUN':>4} {'cut':>3} " + " ".join(
+        f"{c[:7]:>7}" for c in COLUMNS)
+    lines = [head]
+    for row in rows:
+        statuses = row.get("statuses", {}).values()
+        where = row.get("where", {})
+        lines.append(f"{row['file'][:58]:<58} {row['seconds']:>6.1f} {str(row['exit_code']):>4} "
+                     f"{sum(s == 'FAIL' for s in statuses):>4} {sum(s == 'NOT RUN' for s in statuses):>4} "
+                     f"{len(row.get('cut_short', [])):>3} " + " ".join(f"{where.get(c, 0.0):>7.1f}" for c in COLUMNS)
+                     + (f"  {row['error']}" if "error" in row else ""))
+    return lines
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files-dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--examples", action="store_true", help="also our example submissions")
+    parser.add_argument("--only", nargs="*", default=None, help="only files whose name contains one of these")
+    parser.add_argument("--jobs", type=int, default=1, help="checks at once (each file still timed alone)")
+    parser.add_argument("--profile", default="smoke")
+    parser.add_argument("--budget", type=float, default=None, help="--budget of each check (default: the tier's)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a check is killed")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+    present, missing = manifest_files(args.files_dir)
+    files = [(f"real:{i}", p) for i, p, _ in present]
+    if args.examples:
+        files += [(f"ours:{name}", ROOT / "fuzz" / "examples" / name) for name in EXAMPLES]
+    if args.only:
+        files = [(label, p) for label, p in files if any(s in label for s in args.only)]
+    for file_id, why in missing:
+        print(f"skipped     {file_id}: {why} in {args.files_dir}")
+    if not files:
+        print("no file to check: put the manifest's files in --files-dir, or pass --examples")
+        return 2
+    options = ["--profile", args.profile] + (["--budget", str(args.budget)] if args.budget is not None else [])
+    options += (["--", *extra] if extra else [])
+    out = Path(tempfile.mkdtemp(prefix="mxfp4-fuzz-ttv-"))
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda f: check_one(f[0].replace(":", "_"), f[1], out, options, args.timeout), files))
+    wall = time.perf_counter() - started
+    for line in table(rows):
+        print(line)
+    per_minute = len(rows) / wall * 60 if wall > 0 else 0.0
+    print(f"{len(rows)} files in {wall:.0f} s with {args.jobs} at once: {per_minute:.1f} files a minute; logs in {out}")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores",
+            "date": time.strftime("%Y-%m-%d"), "profile": args.profile, "budget": args.budget, "jobs": args.jobs,
+            "wall_seconds": round(wall, 1), "files_per_minute": round(per_minute, 2), "rows": rows,
+            "skipped": [{"id": i, "why": w} for i, w in missing]}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
