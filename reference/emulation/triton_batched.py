@@ -632,8 +632,11 @@ class _Launch:
                 continue
             keys = np.unique(others, axis=0, return_inverse=True)[1].reshape(-1)
             groups = [np.flatnonzero(keys == g) for g in range(int(keys.max()) + 1)]
-            if self._run(args, programs, groups) is None:
+            retry = self._run(args, programs, groups)
+            if retry is None:
                 return None
+            if not isinstance(retry, Divergent):
+                return _reason(retry)  # what stopped the grouped run: the more telling reason
         return _reason(first)
 
     def _run(self, args, programs, groups):
