@@ -996,6 +996,12 @@ def _caller_site() -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
 
 
+def _interpreter_handle():
+    from triton.runtime.interpreter import TensorHandle
+
+    return TensorHandle
+
+
 def _apply_index_rank0_tensor():
     import triton.language as tl
 
@@ -1008,7 +1014,7 @@ def _apply_index_rank0_tensor():
             items = list(items) if isinstance(items, (tuple, list)) else [items]
             is_slice = [isinstance(s, (slice, tl.core.slice)) for s in items]  # Python's or the frontend's
             if any(is_slice):  # the runner's Triton ignored ':' beyond the rank: keep only the Nones
-                if type(self.handle).__name__ == "TensorHandle":  # interpreted: the kernel's frame is on the stack
+                if isinstance(self.handle, _interpreter_handle()):  # interpreted (batched too): the kernel's frame is on the stack
                     _shims_used.setdefault("index_rank0_tensor", _caller_site())
                 ret = self
                 for dim in range(len(items) - sum(is_slice)):
