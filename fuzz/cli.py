@@ -122,6 +122,10 @@ def main(argv=None) -> int:
         except ValueError as error:
             parser.error(str(error))
     args.submission = args.submission[0]
+    if Path(args.submission).is_file() and "--collect-only" not in extra:
+        from fuzz.submission.runner import prelaunch
+
+        prelaunch(args.submission, args.aiter)  # the worker loads the file while pytest starts
 
     import pytest
 

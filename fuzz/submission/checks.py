@@ -633,8 +633,10 @@ def check_loads(ctx: Context) -> Outcome:
             return Outcome("loads", "not_run", f"{reason}; loading stopped there")
         return Outcome("loads", "fail", report.describe_error())
     flag = ", documents non-determinism (NONDETERMINISTIC = True)" if report.nondeterministic else ""
+    fresh = ("each program forks from the loaded module" if report.fresh_module == "fork" else
+             "each program executes the file afresh")
     return Outcome("loads", "pass", f"loaded with aiter {report.aiter}{flag}; worker start "
-                   f"{report.worker_start_seconds:.1f} s, module code {report.exec_seconds * 1000:.0f} ms")
+                   f"{report.worker_start_seconds:.1f} s, module code {report.exec_seconds * 1000:.0f} ms ({fresh})")
 
 
 def official_program(cases: list) -> Program:

@@ -24,8 +24,6 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence
@@ -86,8 +84,10 @@ class RunResult:
     def calls(self) -> list:
         return [r for r in self.records if r["do"] == "call"]
 
-    def tensor(self, record: dict) -> torch.Tensor:
+    def tensor(self, record: dict):
         """A returned tensor, as saved by the worker at return time (weights_only: tensors and nothing else)."""
+        import torch  # not at import: ``prelaunch`` starts a worker before the caller has imported torch
+
         return torch.load(record["file"], weights_only=True)
 
     def tail(self, lines: int = TAIL_LINES) -> str:
@@ -145,6 +145,7 @@ class LoadReport:
     worker_start_seconds: float = 0.0
     error: dict | None = None
     death: RunResult | None = None  # the worker died or hung while loading
+    fresh_module: str = "reload"  # how each program gets a fresh module: "reload" (executed afresh) or "fork"
 
     def describe_error(self) -> str:
         if self.death is not None:
@@ -180,13 +181,13 @@ class Worker:
 
     COMMAND = (sys.executable, "-m", "fuzz.submission.worker")
 
-    def __init__(self, output_cap: int, command=COMMAND):
+    def __init__(self, output_cap: int, command=COMMAND, env: dict | None = None):
         self.stdout, self.stderr = CappedBuffer(output_cap), CappedBuffer(output_cap)
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
             [*command, "--request-fd", str(request_r), "--response-fd", str(response_w)],
@@ -306,6 +307,20 @@ def _rated(counters: dict) -> dict:
     return {**counters, "rate": counters.get("programs", 0) / seconds if seconds > 0 else 0.0}
 
 
+_PRELAUNCHED: dict = {}  # (path, aiter) -> a Worker already loading that file (prelaunch)
+
+
+def prelaunch(path, aiter: str = "auto") -> None:
+    """Start the worker for ``path`` now: it imports torch and loads the file while this process imports
+    pytest, Hypothesis and the plugin (about half of a short check's wall time on a GPU host). The
+    SubmissionRunner for the same file and aiter adopts it as its first worker; the worker finds its
+    device itself, as the runner does (``kernels.platform.detect``)."""
+    resolved = str(Path(path).resolve())
+    worker = Worker(OUTPUT_CAP)
+    worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
+    _PRELAUNCHED[(resolved, aiter)] = worker
+
+
 class SubmissionRunner:
     """Runs programs on one submission file; restarts its worker after a crash, a timeout, a too-slow
     run or a GPU fault. ``timeout``: seconds a program may go without progress; ``hard_cap``: seconds a
@@ -313,7 +328,7 @@ class SubmissionRunner:
     interprets, else the timeout itself: no slow rule)."""
 
     def __init__(self, path, aiter: str = "auto", device: str | None = None, timeout: float = 60.0,
-                 output_cap: int = OUTPUT_CAP, hard_cap: float | None = None):
+                 output_cap: int = OUTPUT_CAP, hard_cap: float | None = None, env: dict | None = None):
         from kernels.platform import detect
 
         self.path = str(Path(path).resolve())
@@ -323,8 +338,10 @@ class SubmissionRunner:
         self.hard_cap = hard_cap if hard_cap is not None else (
             SLOW_FACTOR * timeout if detect().interpreter else timeout)
         self.output_cap = output_cap
+        self.env = env  # variables the worker gets on top of this process's (e.g. MXFP4_FUZZ_BATCHED=0)
         self.worker: Worker | None = None
-        self.standby: Worker | None = None  # started after a death, so the next run need not wait for imports
+        # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
+        self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0
@@ -361,7 +378,7 @@ class SubmissionRunner:
 
     def _launch(self) -> Worker:
         """A new worker, already importing and loading the file; its answer is read by _start."""
-        worker = Worker(self.output_cap)
+        worker = Worker(self.output_cap, env=self.env)
         worker.send({"op": "load", "path": self.path, "aiter": self.aiter_mode, "device": self.device,
                      "task_fallback": str(TASK_FALLBACK)})
         return worker
@@ -381,7 +398,8 @@ class SubmissionRunner:
             raise RuntimeError(f"mxfp4-fuzz worker failed to load the submission:\n{answer['internal']}")
         return LoadReport(answer["ok"], answer.get("aiter", ""), answer.get("aiter_detail", ""),
                           answer.get("nondeterministic", False), answer.get("exec_seconds", 0.0),
-                          elapsed - answer.get("exec_seconds", 0.0), answer.get("error"))
+                          elapsed - answer.get("exec_seconds", 0.0), answer.get("error"),
+                          fresh_module=answer.get("fresh_module", "reload"))
 
     def _discard_worker(self) -> None:
         if self.worker is not None:

@@ -7,9 +7,16 @@ interpreted program instances, see ``progress.py``) precede its answer. Tensors 
 ``torch.save`` files in the request's ``out_dir``; nothing else is pickled. fds 1 and 2
 (the submission's prints, faulthandler dumps) are pipes the parent reads into capped buffers.
 
-The submission is executed afresh (a new module object from the file) at the start of every program,
-so module-level caches never leak from one fuzz example into the next: a failure replays, and
-Hypothesis can shrink it. Inputs are placed in a LIFO block pool that behaves like PyTorch's caching
+Every program starts from a fresh module, so module-level caches never leak from one fuzz example into
+the next: a failure replays, and Hypothesis can shrink it. Two ways, the cheaper one chosen at load
+(``choose_fresh_module``): the file is executed afresh at the start of every program ("reload"), or, on
+the CPU tier where executing it costs more than a fork, the worker forks a child per program from the
+module it loaded once and never called ("fork": copy-on-write; a file that builds HIP or compiles at
+import pays it once). The child answers the program and exits; a child that dies takes the worker with
+it, the same way (signal or exit code), so the parent sees the death it would have seen. The worker
+runs torch's pools with one thread until it forks, so a child never inherits a started OpenMP pool
+(GNU OpenMP hangs in a forked child whose parent ran a parallel region); the child takes the host's
+thread budget. CUDA does not survive a fork: on a GPU the file is always executed afresh. Inputs are placed in a LIFO block pool that behaves like PyTorch's caching
 allocator (a freed block of the same size comes back at the same address), so "new values at an old
 address" is deterministic on the CPU too; a block still referenced by the submission is never reused,
 as with the real allocator.
@@ -27,6 +34,7 @@ import linecache
 import math
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -34,6 +42,7 @@ import traceback
 
 import torch
 
+torch.set_num_threads(1)  # until a program runs (thread_budget): a forked child must not inherit a started OpenMP pool
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.host import thread_budget
 from fuzz.search.strategies import Case
@@ -298,6 +307,8 @@ class Session:
         self.progress = lambda index, ours: None  # told each step's index as it begins, and whether it is ours
         self.module = None
         self.pool = BlockPool(device)
+        self.fresh_module = "reload"  # or "fork" (choose_fresh_module)
+        self.module_is_fresh = False
 
     def run(self, steps: list, out_dir: str) -> list:
         records: list = []
@@ -322,7 +333,10 @@ class Session:
         """Runs one step and fills its record; False (only a failed reload) stops the program. A call that
         raises does not: the official harness too goes on to its next test in the same process."""
         kind = step["do"]
-        if kind == "reload":
+        if kind == "reload" and self.module_is_fresh:  # a forked child: the loaded module was never called
+            self.module_is_fresh = False
+            record["seconds"] = 0.0
+        elif kind == "reload":
             start = time.perf_counter()
             try:
                 self.module = execute_submission(self.path)
@@ -549,6 +563,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
         except RuntimeError as error:  # --aiter real where aiter does not import
             return {"ok": False, "error": {"stage": "aiter", "type": type(error).__name__, "message": str(error)}}
         prepare_imports(path, request["task_fallback"])
+        if request["device"] == "auto":  # prelaunched: the same choice the runner makes
+            from kernels.platform import detect
+
+            request["device"] = detect().device
         if request["device"] == "cpu":  # no GPU: "cuda" is the CPU, torch.cuda answers as on the runner
             from kernels.platform import detect
             from reference.emulation import cuda_on_cpu
@@ -571,46 +589,108 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             module = execute_submission(path)
         except LoadError as error:
             return {"ok": False, "error": {"stage": error.stage, **error.error}, "aiter": aiter.describe()}
+        exec_seconds = time.perf_counter() - start
         session.module = module
         session_holder["session"] = session
         gc.freeze()  # torch, triton and the submission's imports: later collections skip them
+        session.fresh_module, fork_seconds = choose_fresh_module(request["device"], exec_seconds)
+        if session.fresh_module == "fork":  # what every child does first is done once here, warm for all
+            with poison.paused():
+                Case(2, 64, 256).build()
         return {
             "ok": True,
             "aiter": aiter.kind,
             "aiter_detail": aiter.describe(),
             "nondeterministic": getattr(module, "NONDETERMINISTIC", False) is True,
-            "exec_seconds": time.perf_counter() - start,
+            "exec_seconds": exec_seconds,
+            "fresh_module": session.fresh_module,
+            "fork_seconds": fork_seconds,
         }
     if op == "run":
-        thread_budget.refresh()  # the host's checks may have changed since the last program: take the new share
         session = session_holder["session"]
-        dump_after = request.get("hang_dump_after")
-
-        def rearm_hang_dump() -> None:  # the stacks are dumped only after dump_after s without progress
-            if dump_after:
-                faulthandler.dump_traceback_later(dump_after, exit=False)
-
-        def report_progress(snapshot: dict) -> None:
-            report(snapshot)
-            rearm_hang_dump()
-
-        def step_begins(index: int, ours: bool) -> None:
-            flush_output()  # what the submission printed so far reaches the parent before the report
-            progress.COUNTERS.begin_step(index, ours)
-
-        progress.COUNTERS.start_run(report_progress, request.get("report_every", 1.0))
-        session.progress = step_begins
-        rearm_hang_dump()
-        start = time.perf_counter()
-        try:
-            records = session.run(request["steps"], request["out_dir"])
-        finally:
-            progress.COUNTERS.stop_reports()
-            faulthandler.cancel_dump_traceback_later()
-        timing = {**session.timing, "interpreted": progress.COUNTERS.interpreted_seconds}
-        return {"ok": True, "records": records, "seconds": time.perf_counter() - start,
-                "counters": progress.COUNTERS.snapshot(), "timing": timing}
+        if session.fresh_module == "fork":
+            if run_in_child():
+                return None  # the child answered
+            session.module_is_fresh = True  # in the child: the module was loaded and never called
+            thread_budget.apply(thread_budget.budget())  # the child's share of the host (the parent kept one thread)
+        else:
+            thread_budget.refresh()  # the host's checks may have changed since the last program: take the new share
+        return run_program(session, request, report)
     raise ValueError(f"unknown op {op!r}")
+
+
+def run_program(session, request: dict, report) -> dict:
+    """One program's answer (its records, seconds, counters and timing)."""
+    dump_after = request.get("hang_dump_after")
+
+    def rearm_hang_dump() -> None:  # the stacks are dumped only after dump_after s without progress
+        if dump_after:
+            faulthandler.dump_traceback_later(dump_after, exit=False)
+
+    def report_progress(snapshot: dict) -> None:
+        report(snapshot)
+        rearm_hang_dump()
+
+    def step_begins(index: int, ours: bool) -> None:
+        flush_output()  # what the submission printed so far reaches the parent before the report
+        progress.COUNTERS.begin_step(index, ours)
+
+    progress.COUNTERS.start_run(report_progress, request.get("report_every", 1.0))
+    session.progress = step_begins
+    rearm_hang_dump()
+    start = time.perf_counter()
+    try:
+        records = session.run(request["steps"], request["out_dir"])
+    finally:
+        progress.COUNTERS.stop_reports()
+        faulthandler.cancel_dump_traceback_later()
+    timing = {**session.timing, "interpreted": progress.COUNTERS.interpreted_seconds}
+    return {"ok": True, "records": records, "seconds": time.perf_counter() - start,
+            "counters": progress.COUNTERS.snapshot(), "timing": timing}
+
+
+FORK_ENV = "MXFP4_FUZZ_FORK"  # =0: always execute the file afresh; =1: fork wherever the tier allows
+
+
+def choose_fresh_module(device: str, exec_seconds: float) -> tuple[str, float]:
+    """("fork" or "reload", seconds one fork and exit took): fork where the tier allows it (the CPU, CUDA
+    never initialised) and a fork costs less than executing the file again; a child also starts without
+    the warm caches the parent has not filled, hence the factor of two."""
+    choice = os.environ.get(FORK_ENV, "")
+    if choice == "0" or device != "cpu" or not hasattr(os, "fork"):  # "cpu": no GPU here, so no CUDA context
+        return "reload", 0.0
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    fork_seconds = time.perf_counter() - start
+    if choice == "1" or exec_seconds > max(FORK_MIN_EXEC_SECONDS, 2 * fork_seconds):
+        return "fork", fork_seconds
+    return "reload", fork_seconds
+
+
+FORK_MIN_EXEC_SECONDS = 0.05
+
+
+def run_in_child() -> bool:
+    """Fork. In the parent: wait for the child and return True when it exited cleanly (it sent the
+    answer), or die the way it died. In the child: return False (the caller runs the program, main's loop
+    sends the answer and exits)."""
+    flush_output()
+    pid = os.fork()
+    if pid == 0:
+        return False
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return True
+    flush_output()
+    if os.WIFSIGNALED(status):  # the parent dies of the child's signal: the runner reads the same death
+        signal_number = os.WTERMSIG(status)
+        faulthandler.disable()
+        signal.signal(signal_number, signal.SIG_DFL)
+        os.kill(os.getpid(), signal_number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 def flush_output() -> None:
@@ -648,13 +728,18 @@ def main(argv=None) -> None:
         report(message)
 
     session_holder: dict = {}
+    parent = os.getpid()
     for line in requests:
         request = json.loads(line)
         try:
             response = handle(session_holder, request, report)
         except Exception:  # our own bug, not the submission's: say so plainly
             response = {"ok": False, "internal": traceback.format_exc()}
-        send(response)
+        if response is not None:
+            send(response)
+        if os.getpid() != parent:  # a forked child has answered its one program
+            responses.flush()
+            os._exit(0)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ same checks with Hypothesis. Examples run two at a time, each in its own worker.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -69,7 +70,8 @@ EXPECTED_FAILURES = {
 EXPECTED_NOT_RUN = {"hip_mfma_gemm_lds_race_wrong.py": {"correctness"} if find_clang() else set()}
 # A 5 s timeout makes the slow example's official check (about 45 s on the 2-core CPU, progressing all
 # along) slow at a fraction of the default timeout's cost; the hard cap leaves room for a loaded machine.
-RUNNER_OPTIONS = {"per_group_quant_slow.py": dict(timeout=5, hard_cap=600)}
+# Its programs one by one (MXFP4_FUZZ_BATCHED=0): batched, the official check takes seconds, not a minute.
+RUNNER_OPTIONS = {"per_group_quant_slow.py": dict(timeout=5, hard_cap=600, env={"MXFP4_FUZZ_BATCHED": "0"})}
 
 
 def table_for(name: str) -> dict:
@@ -166,7 +168,8 @@ def test_a_shape_too_big_for_the_interpreter_is_not_run_and_not_failed(tmp_path)
     report = tmp_path / "report.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(EXAMPLES / "per_group_quant_slow.py"), "--aiter",
                "emulated", "--timeout", "2", "--hard-cap", "4", "--budget", "0", "--report", str(report), "--", "-k", "loads or official"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=dict(os.environ, MXFP4_FUZZ_BATCHED="0"))  # its programs one by one: slow
     assert done.returncode == EXIT_NOT_RUN, done.stdout + done.stderr
     assert "official  NOT RUN   not reached on CPU: too slow (" in done.stdout, done.stdout
     assert "estimated at least" in done.stdout or "still running at the hard cap of 4 s" in done.stdout, done.stdout
