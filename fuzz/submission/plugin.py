@@ -33,6 +33,7 @@ DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU
 NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
 _ORDER = pytest.StashKey()  # the submission tests' names in the order they run
+BUDGET_CUT = "the time budget ended the search: "  # a skip that ends a search with conclusive examples
 
 
 class SubmissionFailure(AssertionError):
@@ -203,9 +204,9 @@ class SubmissionSession:
 
     def check(self, check, *args, masked=frozenset()) -> None:
         """``settle(check(context, *args))`` (a failure of a ``masked`` class counts as explored, not
-        settled: a further search's known classes), or, when the time budget has no room for the example, no
-        example at all: rejected once the test has conclusive examples (its verdict stands, cut short), NOT
-        RUN while it has none (never a FAIL for lack of time)."""
+        settled: a further search's known classes), or, when the time budget has no room for the example, the
+        end of the test's search: its verdict stands on the examples it had (cut short), and is NOT RUN while
+        it has none (never a FAIL for lack of time)."""
         from fuzz.submission.budget import NOT_RUN_REASON, BudgetExhausted
 
         __tracebackhide__ = True
@@ -227,9 +228,10 @@ class SubmissionSession:
 
                 self.settle(Outcome(verdict, "not_run", NOT_RUN_REASON.format(budget=self.budget.seconds)
                                     + f": {cut.why}"))
-            from hypothesis import reject
-
-            reject()
+            # The search ends here: a skip leaves Hypothesis at once (rejecting every later draw would make it draw
+            # up to ten times max_examples first: seconds on a GPU), and the record keeps what the examples found
+            # (``pytest_runtest_logreport`` turns this skip into the verdict's PASS or FAIL).
+            pytest.skip(f"{BUDGET_CUT}{cut.why}")
         self._spent(test, outcome.status, started)
         if outcome.status in ("pass", "fail", "reported"):
             self.conclusive[test] = self.conclusive.get(test, 0) + 1
@@ -444,7 +446,10 @@ def _start(config) -> SubmissionSession:
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
-    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), config.stash.get(_ORDER, [])))
+    # the budget counts from the worker's start: prelaunched by the command line, before pytest itself started
+    started = getattr(runner.standby, "sent", None)
+    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), config.stash.get(_ORDER, []),
+                                                           start=started))
     config.stash[_SESSION] = session
     return session
 
@@ -484,10 +489,13 @@ class SubmissionReporter:
             if name in FURTHER_SEARCHES:  # it can only add failures to its verdict
                 record.seconds += report.duration
                 known = session.known_at_second_search.get(record.verdict, frozenset())
-                if report.failed and set(record.failures) - known:  # only a new failure class fails it
+                ended = report.failed or (report.skipped and BUDGET_CUT in str(report.longrepr))
+                if ended and set(record.failures) - known:  # only a new failure class fails it
                     record.outcome = "failed"
                 return
             record.outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            if report.skipped and BUDGET_CUT in str(report.longrepr) and session.conclusive.get(name):
+                record.outcome = "failed" if record.failures else "passed"  # the search, cut short, stands
             load = session.runner.load_report
             if report.skipped and record.not_run is None and load is not None and not load.ok:
                 from fuzz.submission.checks import Outcome, tier_limit

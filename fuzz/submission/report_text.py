@@ -16,6 +16,8 @@ def final_exit_status(exitstatus: int, statuses: dict) -> int:
     1 where the only failure is kernelguard is EXIT_FILTERED (every verdict holds, the bot would filter)."""
     from fuzz.submission.leaderboard_gate import EXIT_FILTERED
 
+    if exitstatus == 0 and "FAIL" in statuses.values():  # a search the time budget ended stands on its failure
+        exitstatus = 1
     if exitstatus == 0 and "NOT RUN" in statuses.values():
         return EXIT_NOT_RUN
     if exitstatus == 1 and {v for v, s in statuses.items() if s in ("FAIL", "ERROR")} == {"kernelguard"}:

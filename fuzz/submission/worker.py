@@ -46,7 +46,7 @@ torch.set_num_threads(1)  # until a program runs (thread_budget): a forked child
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
 from fuzz.host import thread_budget
 from fuzz.search.strategies import Case
-from fuzz.submission import poison, progress
+from fuzz.submission import compiled_kernels, poison, progress
 from fuzz.judge.trace import trace_calls
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
@@ -338,11 +338,14 @@ class Session:
             record["seconds"] = 0.0
         elif kind == "reload":
             start = time.perf_counter()
+            previous = self.module
             try:
                 self.module = execute_submission(self.path)
             except LoadError as error:
                 record["error"] = {"stage": error.stage, **error.error}
                 return False
+            if self.device != "cpu":  # a GPU: the kernels Triton compiled for the same source (compiled_kernels.py)
+                record["kernels_carried"] = compiled_kernels.carry_over(previous, self.module)
             record["seconds"] = time.perf_counter() - start
         elif kind == "build":
             with poison.paused():  # our inputs are the case's bytes, padding included, not the poison
