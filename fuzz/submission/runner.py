@@ -465,7 +465,7 @@ class SubmissionRunner:
         raise BudgetExhausted(self.verdict, "the time budget ran out" if now >= self.deadline else
                               f"the next program (about {estimate:.1f} s) would end past the time budget")
 
-    def run(self, steps: list, timeout: float | None = None) -> RunResult:
+    def run(self, steps: list, timeout: float | None = None, _retried: bool = False) -> RunResult:
         """Run ``steps`` on a freshly executed submission module (a leading reload is added). A program
         that crashed or hung before is not run again: each run starts from a fresh module, so it would
         die the same way, and Hypothesis replays its failing example once more at the end. Raises
@@ -507,6 +507,11 @@ class SubmissionRunner:
             self.deaths[key] = answer
             return answer
         if "internal" in answer:
+            # Whatever broke (our code, or a context an earlier call left unusable), the next program gets a
+            # fresh worker; this one is run once more on it before the error is called ours.
+            self._replace_dead_worker()
+            if not _retried:
+                return self.run(steps, timeout, _retried=True)
             raise RuntimeError(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
         result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
                            progress=_rated(answer.get("counters", {})), timing=answer.get("timing", {}),

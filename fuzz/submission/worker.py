@@ -323,6 +323,11 @@ class Session:
                 start = time.perf_counter()
                 going_on = self.step(step, record, slots, outputs, out_dir)
                 self.timing[step["do"]] = self.timing.get(step["do"], 0.0) + time.perf_counter() - start
+                if record.get("exception", {}).get("device_fault"):
+                    # The GPU context is lost: every later step (ours too) would raise. The program ends here
+                    # and the runner replaces this worker, as after a crash.
+                    record["program_ended"] = "device fault"
+                    break
                 if not going_on:
                     break
         finally:

@@ -141,3 +141,37 @@ def test_a_small_budget_ends_every_verdict_without_a_false_fail_and_steers_past_
     assert "K % 256 == 0" in data["steering"]["note"], data["steering"]
     steered = sum(record["steered"] for record in verdicts.values())
     assert steered > 0 and "budget      20 s" in done.stdout
+
+
+# ---------------------------------------------------------------------------------------------------
+# A device fault ends the program and the worker (runner.py, worker.py)
+
+
+@pytest.mark.slow
+def test_a_device_fault_ends_the_program_and_the_next_program_gets_a_fresh_worker(tmp_path):
+    """A lost GPU context makes every later step raise, ours too: the program stops at the faulting call,
+    and the next program runs on a new worker (not on the poisoned one, where each verdict after it read
+    "a bug of ours"). A CUDA error's words stand in for the fault here."""
+    from fuzz.submission.checks import Program
+    from fuzz.submission.runner import SubmissionRunner
+
+    path = tmp_path / "faults_once.py"
+    path.write_text("import os\nfrom task import input_t, output_t\n"
+                    "def custom_kernel(data: input_t) -> output_t:\n"
+                    "    raise RuntimeError('CUDA error: an illegal memory access was encountered')\n")
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60)
+    try:
+        program = Program()
+        for i in range(2):
+            program.build(f"d{i}", Case(1, 64, 64, seed=i))
+            program.call(f"d{i}", f"y{i}")
+        result = runner.run(program.steps)
+        assert result.kind == "ok"
+        calls = result.calls()
+        assert [c["out"] for c in calls] == ["y0"] and calls[0]["exception"]["device_fault"], calls
+        assert calls[0]["program_ended"] == "device fault"
+        assert runner.worker is None  # dropped: the next program starts on another
+        again = runner.run(Program.single_call(Case(1, 64, 64)).steps)
+        assert again.kind == "ok" and runner.restarts == 1
+    finally:
+        runner.close()
