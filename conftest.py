@@ -125,17 +125,10 @@ ONE_WORKER_MODULES = ("test_submission_examples.py", "test_tier_divergence_examp
 
 
 def share_compile_caches() -> dict:
-    """One Triton cache and one torch-extension build directory for every process of a run: this one,
-    the submission worker (a fresh module per example), mutant runs and xdist workers inherit them, so
-    a kernel is compiled once and then loaded. They live under $MXFP4_FUZZ_CACHE (default
-    ~/.cache/mxfp4-fuzz) and persist, keyed by source and versions; a value already set wins."""
-    import os
-    from pathlib import Path
+    """The run's shared compile caches (fuzz/host/compile_caches.py), set before any launch."""
+    from fuzz.host import compile_caches
 
-    root = Path(os.environ.get("MXFP4_FUZZ_CACHE") or Path.home() / ".cache" / "mxfp4-fuzz")
-    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
-    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
-    return {name: os.environ[name] for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR")}
+    return compile_caches.share()
 
 
 def pytest_runtest_setup(item):

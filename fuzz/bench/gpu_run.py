@@ -388,7 +388,7 @@ def main(argv=None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
 
     sys.path.insert(0, str(PACKAGE_ROOT))
-    from conftest import share_compile_caches  # the same caches pytest and its workers use
+    from fuzz.host.compile_caches import share as share_compile_caches  # the caches pytest and its workers use
     from reference.emulation.select import use_aiter
 
     caches = share_compile_caches()

@@ -88,6 +88,7 @@ def summarize(data: dict) -> dict:
     return {
         "tier": data.get("tier"),
         "statuses": {v["verdict"]: v["status"] for v in verdicts},
+        "summaries": {v["verdict"]: v["summary"][:400] for v in verdicts if v["status"] not in ("PASS", "SKIP")},
         "examples": {v["verdict"]: v["examples"] - v["inconclusive"] for v in verdicts},
         "cut_short": [v["verdict"] for v in verdicts if v.get("cut_short")],
         "steered": sum(v.get("steered", 0) for v in verdicts),

@@ -315,6 +315,9 @@ def prelaunch(path, aiter: str = "auto") -> None:
     pytest, Hypothesis and the plugin (about half of a short check's wall time on a GPU host). The
     SubmissionRunner for the same file and aiter adopts it as its first worker; the worker finds its
     device itself, as the runner does (``kernels.platform.detect``)."""
+    from fuzz.host import compile_caches
+
+    compile_caches.share()  # as pytest's configure will: the first worker compiles into the run's caches
     resolved = str(Path(path).resolve())
     worker = Worker(OUTPUT_CAP)
     worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
