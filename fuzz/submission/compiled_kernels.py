@@ -14,6 +14,8 @@ module. Triton's own launch check of the globals a kernel used runs against the 
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 
 def _jit_functions(module) -> dict:
     """name -> JITFunction for the module's jit functions, autotuned and heuristics-wrapped ones included."""
@@ -46,7 +48,14 @@ def carry_over(old_module, new_module) -> int:
             same = fn.cache_key == before.cache_key
         except Exception:  # a source Triton cannot hash: it compiles as before
             continue
-        if same and fn.src == before.src:
-            fn.device_caches = before.device_caches
-            carried += 1
+        if not same or fn.src != before.src or not before.device_caches:
+            continue  # another source, or nothing compiled yet
+        # The new function gets its own table (its default factory is its own create_binder, which also
+        # sets the attributes the launch path reads on the function: CompiledKernel, compile, ...), holding
+        # the old one's per-device entries: the compiled kernels and the argument binder of the same source.
+        fn.create_binder()
+        table = defaultdict(fn.create_binder)
+        table.update(before.device_caches)
+        fn.device_caches = table
+        carried += 1
     return carried

@@ -41,15 +41,21 @@ def module_from(tmp_path, name: str, scale: int, wrap: str = "JITFunction"):
 def test_the_same_source_takes_the_old_kernels_and_nothing_else(tmp_path):
     old = module_from(tmp_path, "first", 2)
     new = module_from(tmp_path, "second", 2)
-    marker = old.double.device_caches
+    assert carry_over(old, new) == 0  # nothing compiled yet: nothing to take (and no foreign factory)
+    old.double.device_caches["gpu0"] = ("kernels", "binder")  # what a launch leaves there
     old.STATE.append("from the last program")
+    binders = []
+    new.double.create_binder = lambda: binders.append(1) or ("fresh",)  # no GPU here: the factory's stand-in
     assert carry_over(old, new) == 1
-    assert new.double.device_caches is marker
+    assert new.double.device_caches["gpu0"] == ("kernels", "binder")
+    assert new.double.device_caches is not old.double.device_caches and binders == [1]
+    assert new.double.device_caches["gpu1"] == ("fresh",)  # another device: the new function's own factory
     assert new.STATE == []  # a fresh module's state stays fresh
 
 
 def test_another_constexpr_global_gets_no_kernels(tmp_path):
     old = module_from(tmp_path, "first", 2)
+    old.double.device_caches["gpu0"] = ("kernels", "binder")
     new = module_from(tmp_path, "second", 3)  # SCALE differs: another cache key
     marker = new.double.device_caches
     assert carry_over(old, new) == 0
@@ -73,4 +79,12 @@ def test_on_a_gpu_the_fresh_module_launches_without_compiling_again(tmp_path):
     new.double[(1,)](y, 100, BLOCK=128)
     torch.cuda.synchronize()
     assert compiled == [] and torch.equal(y, x)
-    assert triton is not None
+    # from a module that never launched (the one loaded before the first program): nothing is carried and
+    # the new function compiles on its own (a carried, empty table once made it raise at its first launch)
+    unused = module_from(tmp_path, "third", 2, wrap="triton.jit")
+    fourth = module_from(tmp_path, "fourth", 2, wrap="triton.jit")
+    assert carry_over(unused, fourth) == 0
+    z = torch.arange(100, dtype=torch.float32, device="cuda")
+    fourth.double[(1,)](z, 100, BLOCK=128)
+    torch.cuda.synchronize()
+    assert torch.equal(z, x) and triton is not None
