@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     check.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                        help="the check's time budget: every verdict ends within it, official first; each says how "
                             "many examples ran and whether the budget cut it short, and one with no example in time "
-                            "is NOT RUN, never FAIL (default 80 on the CPU tier, 12 on a GPU; 0: no budget)")
+                            "is NOT RUN, never FAIL (default 80 on the CPU tier, 10 on a GPU; 0: no budget)")
     check.add_argument("--hard-cap", type=float, default=None,
                        help="seconds a program that keeps progressing may run in all; beyond it its verdict is "
                             "NOT RUN (default 10 x the timeout on CPU; on a GPU the timeout is the cap)")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 12.0}
+DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 10.0}
 OFFICIAL_SHARE = 0.5  # loads + official may use up to half the budget: the runner's own check comes first
 GRACE = 0.5  # a running program is ended this fraction of its verdict's share past the deadline (a kill costs a worker start)
 MIN_GRACE = 1.0

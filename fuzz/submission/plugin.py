@@ -386,7 +386,7 @@ def pytest_addoption(parser):
                          "killed as hung (default 60 on the CPU tier, 300 on a GPU)")
     group.addoption("--budget", metavar="SECONDS", type=float, default=None,
                     help="the check's time budget: every verdict ends within it, official first, and says how many "
-                         "examples ran and whether the budget cut it short (default 80 on the CPU tier, 12 on a "
+                         "examples ran and whether the budget cut it short (default 80 on the CPU tier, 10 on a "
                          "GPU; 0: no budget, the profile's example counts decide)")
     group.addoption("--submission-hard-cap", metavar="SECONDS", type=float, default=None,
                     help="how long a program that keeps progressing (Triton programs interpreted, launches) "
