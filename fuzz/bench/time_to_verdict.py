@@ -1,7 +1,8 @@
 """Time to a full verdict table, per file, and where the seconds went.
 
     python -m fuzz.bench.time_to_verdict [--files-dir .real_files] [--examples] [--only SUBSTRING ...]
-                                         [--jobs N] [--profile smoke] [--budget S] [--json OUT] [-- CHECK ARGS]
+                                         [--jobs N] [--cycle N] [--profile smoke] [--budget S] [--json OUT]
+                                         [-- CHECK ARGS]
 
 The files are the manifest's (``fuzz/bench/real_files.json``: real public submissions, each with its
 repository, commit, path and sha256) that are present in ``--files-dir`` with the right sha256 — this
@@ -135,6 +136,9 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", action="store_true", help="also our example submissions")
     parser.add_argument("--only", nargs="*", default=None, help="only files whose name contains one of these")
     parser.add_argument("--jobs", type=int, default=1, help="checks at once (each file still timed alone)")
+    parser.add_argument("--cycle", type=int, default=None, metavar="N",
+                        help="check N files, cycling through the list: files a minute in steady state (with few "
+                             "files and many jobs the last, partly filled wave dominates the wall time)")
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--budget", type=float, default=None, help="--budget of each check (default: the tier's)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a check is killed")
@@ -146,6 +150,8 @@ def main(argv=None) -> int:
         files += [(f"ours:{name}", ROOT / "fuzz" / "examples" / name) for name in EXAMPLES]
     if args.only:
         files = [(label, p) for label, p in files if any(s in label for s in args.only)]
+    if args.cycle and files:
+        files = [(f"{files[i % len(files)][0]}#{i // len(files)}", files[i % len(files)][1]) for i in range(args.cycle)]
     for file_id, why in missing:
         print(f"skipped     {file_id}: {why} in {args.files_dir}")
     if not files:
