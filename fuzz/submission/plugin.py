@@ -184,7 +184,7 @@ class SubmissionSession:
 
     def __init__(self, path: str, runner, tier: str, budget=None):
         from fuzz.submission.budget import Budget
-        from fuzz.submission.steering import Steering
+        from fuzz.submission.steering import ShapeEvidence, Steering
 
         self.path, self.runner, self.tier = path, runner, tier
         self.started = time.perf_counter()
@@ -194,7 +194,8 @@ class SubmissionSession:
         self.conclusive: dict = {}  # test name -> its examples that passed, failed or were reported
         self.checks: dict = {}  # test name -> {outcome status: seconds of its examples' checks}
         self.test_seconds: dict = {}  # test name -> pytest's duration of it
-        self.steering = Steering(runner.shape_evidence)  # draws moved to the shapes the file answers
+        # draws moved to the shapes the file answers (a session without a runner: unit tests of the plugin)
+        self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
 
     def begin(self, test: str) -> None:
         """The test of verdict (or further search) ``test`` begins: its share of the time budget."""

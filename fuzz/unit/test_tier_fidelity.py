@@ -70,7 +70,10 @@ def test_on_stock_triton_the_patched_entries_lose_their_claim_and_diverge():
     """)
     assert result.returncode == 0, result.stderr[-2000:]
     got = json.loads(result.stdout.strip().splitlines()[-1])
-    assert got == {name: ["not modelled", False] for name in got} and len(got) == 6, got
+    import numpy as np
+
+    exact_exp2 = float(np.exp2(np.float32(127.0))) == 2.0 ** 127  # this host's numpy needs no exp2 patch
+    assert got == {name: ["not modelled", name == "exp2_of_integers" and exact_exp2] for name in got} and len(got) == 6, got
 
 
 def test_gfx950_instructions_are_still_what_was_recorded():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 
+import numpy as np
 import pytest
 import torch
 import triton
@@ -59,13 +60,30 @@ def run(name):
     return check.run_case(kernel, inputs, constexprs, dtype, "cpu"), inputs, dtype
 
 
+# Divergences that come from the host's numpy, not from Triton: numpy's float32 exp2(127.0) was one ulp high
+# on the 2-core box until numpy 2.4 (2.4.6 gives 2^127 there). Where the probe sees none, the gate leaves
+# the patch off, which is right; these tests then check that it is off rather than that it diverges.
+HOST_DEPENDENT = {"exp2_of_integers"}
+
+
+def numpy_exp2_is_exact() -> bool:
+    return float(np.exp2(np.float32(127.0))) == 2.0 ** 127
+
+
+def expected_patches() -> set:
+    return {p.name for p in triton_interpreter.PATCHES if p.name not in HOST_DEPENDENT or not numpy_exp2_is_exact()}
+
+
 def test_every_patch_is_installed_and_its_probe_sees_the_divergence_on_stock(stock):
     for patch in triton_interpreter.PATCHES:
+        if patch.name in HOST_DEPENDENT and numpy_exp2_is_exact():
+            assert not patch.diverges(), f"{patch.name}: the probe disagrees with numpy itself"
+            continue
         assert patch.diverges(), f"{patch.name}: stock Triton {triton.__version__} no longer diverges; drop the patch"
 
 
 def test_the_patched_interpreter_reports_its_patches():
-    assert set(triton_interpreter.installed()) == {p.name for p in triton_interpreter.PATCHES}
+    assert set(triton_interpreter.installed()) == expected_patches()
 
 
 @pytest.mark.parametrize("name", DIVERGENT + ["bf16_to_fp16"])
@@ -115,6 +133,8 @@ def test_exp2_of_an_integer_is_the_exact_power_of_two():
 
 
 def test_stock_exp2_of_127_is_one_ulp_high(stock):
+    if numpy_exp2_is_exact():
+        pytest.skip(f"this host's numpy {np.__version__} computes exp2(127.0) exactly: the patch is off here")
     x, y, exact = exp2_of_every_fp32_exponent()
     wrong = x[y != exact].tolist()
     assert wrong == [127.0] and y[x == 127].view(torch.int32).item() == 0x7F000001
