@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from fuzz.search import profiles
 from fuzz.search.strategies import (MAX_SEED, Case, beyond_contract_shapes, cases, in_contract_shapes, production_shapes,
                              with_production_k)
-from fuzz.submission import checks, hip_builds
+from fuzz.submission import checks, hip_builds, prediction
 from fuzz.submission.budget import BudgetExhausted
 from kernels.platform import detect
 
@@ -61,6 +61,19 @@ def test_loads(submission_session):
 def test_official(submission):
     """The official test mode's single check per shape (1e-2), four shapes in one process."""
     submission.check(checks.check_official)
+
+
+def test_mode_benchmark(submission):
+    """The runner's benchmark mode (fuzz/submission/prediction.py): a warm-up, then the six benchmark shapes
+    in order in one module, each the obligatory 1e-2 check and timed calls on the same input object."""
+    submission.check(prediction.check_mode_benchmark)
+
+
+def test_mode_leaderboard(submission):
+    """The runner's leaderboard mode: the warm-up, then per benchmark shape the obligatory check and
+    iterations on inputs regenerated with seed + 13, every output checked. KernelGuard's filter is folded
+    into the leaderboard prediction at report time (fuzz/submission/outlook.py)."""
+    submission.check(prediction.check_mode_leaderboard)
 
 
 @given(calls=st.lists(REPEATED_CALLS, min_size=2, max_size=2))

@@ -17,7 +17,9 @@ from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 
 from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MODULE: this module's API too)
+    DEFAULT_FAIL_ON,
     EXIT_NOT_RUN,
+    FAIL_ON,
     TEST_MODULE,
     final_exit_status,
     launch_lines,
@@ -34,6 +36,7 @@ NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
 _ORDER = pytest.StashKey()  # the submission tests' names in the order they run
 BUDGET_CUT = "the time budget ended the search: "  # a skip that ends a search with conclusive examples
+PREDICTION_TESTS = ("mode_benchmark", "mode_leaderboard")  # the runner's modes: in the official check's budget share
 
 
 class SubmissionFailure(AssertionError):
@@ -198,10 +201,12 @@ class SubmissionSession:
         self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
 
     def begin(self, test: str) -> None:
-        """The test of verdict (or further search) ``test`` begins: its share of the time budget."""
+        """The test of verdict (or further search) ``test`` begins: its share of the time budget. The runner's
+        modes (prediction.py) share the official check's: what the runner would say comes first."""
         self.runner.verdict = test
-        self.runner.deadline = self.budget.begin(test)
-        self.runner.kill_at = self.budget.kill_at.get(test)
+        budgeted = "official" if test in PREDICTION_TESTS else test
+        self.runner.deadline = self.budget.begin(budgeted)
+        self.runner.kill_at = self.budget.kill_at.get(budgeted)
 
     def check(self, check, *args, masked=frozenset()) -> None:
         """``settle(check(context, *args))`` (a failure of a ``masked`` class counts as explored, not
@@ -325,10 +330,15 @@ class SubmissionSession:
         return Context(self.runner, self.tier)
 
     def report(self, profile: str) -> dict:
+        from fuzz.submission.outlook import outlook
+
         load = self.runner.load_report
         verdicts = [r.to_json() for r in self.records.values()]  # renders every card: once
+        prediction, latent = outlook(verdicts)
         return {
             "submission": self.path,
+            "prediction": prediction,  # what the runner would say per popcorn mode (fuzz/submission/outlook.py)
+            "latent": latent,  # the other failures, each with its smallest case and why the runner misses it
             "tier": self.tier,
             "device": self.runner.device,
             "aiter": None if load is None else load.aiter,
@@ -380,6 +390,10 @@ def pytest_addoption(parser):
     group.addoption("--kernelguard-profile", metavar="PROFILE", default="default",
                     help="the KernelGuard rule profile of the kernelguard verdict (default, strict, generic, "
                          "sol-execbench; the bot's is default)")
+    group.addoption("--fail-on", choices=FAIL_ON, default=DEFAULT_FAIL_ON,
+                    help="what makes the exit code nonzero: any (default: a predicted mode failure exits 1, "
+                         "KernelGuard's filter alone 7, latent bugs alone 8), runner (only a predicted mode "
+                         "failure or the filter), latent (only latent bugs: 8)")
     group.addoption("--strict-resources", action="store_true", default=False,
                     help="builds_gfx950: fail (not just report) a HIP kernel that spills registers or uses scratch")
     group.addoption("--submission-timeout", metavar="SECONDS", type=float, default=None,
@@ -449,8 +463,8 @@ def _start(config) -> SubmissionSession:
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
     # the budget counts from the worker's start: prelaunched by the command line, before pytest itself started
     started = getattr(runner.standby, "sent", None)
-    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), config.stash.get(_ORDER, []),
-                                                           start=started))
+    order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]
+    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), order, start=started))
     config.stash[_SESSION] = session
     return session
 
@@ -508,12 +522,30 @@ class SubmissionReporter:
             if report.failed and record.failing is None and report.longreprtext:
                 record.error = error_line(report.longreprtext)
                 record.error_text = report.longreprtext[-ERROR_TEXT_CAP:]
+            if name == PREDICTION_TESTS[-1]:  # the three modes are known: say so now, not after the fuzzing
+                self.print_prediction(session, early=True)
+
+    def print_prediction(self, session, early: bool = False) -> None:
+        """The runner's prediction per mode (and, at the end, the latent bugs), through the terminal reporter."""
+        from fuzz.submission.outlook import outlook, lines
+
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            return
+        prediction, latent = outlook([r.to_json() for r in session.records.values()])
+        text = lines(prediction, [] if early else latent)
+        if early:
+            text[0] = text[0].split("  |  ")[0] + "  (predicted now; KernelGuard's screening and the fuzzed verdicts follow)"
+        terminal.ensure_newline()
+        for line in text:
+            terminal.write_line(line)
 
     def pytest_sessionfinish(self, session):
         found = _session(self.config)
         if found is None:
             return
-        session.exitstatus = final_exit_status(session.exitstatus, {r.verdict: r.status for r in found.records.values()})
+        session.exitstatus = final_exit_status(session.exitstatus, {r.verdict: r.status for r in found.records.values()},
+                                               self.config.getoption("--fail-on"))
         draw_error_maps(found.records.values(), self.report_path)
         from fuzz.search import profiles
 
@@ -540,6 +572,7 @@ class SubmissionReporter:
                 else "") + (f", {runner.too_slow} too slow (NOT RUN)" if runner.too_slow else "")
         write(f"tier {found.tier}, {aiter}; {runner.run_count} programs{slow}, "
               f"{runner.restarts} worker restarts, {time.perf_counter() - found.started:.1f} s")
+        self.print_prediction(found)
         width = max([len(v) for v in found.records] + [8])
         for record in found.records.values():
             line = record.line().splitlines()[0] if record.line() else ""

@@ -8,21 +8,41 @@ TEST_MODULE = "test_submission.py"
 # own), and EXIT_NOT_RUN when nothing failed but some verdicts could not run on this tier (too slow for
 # the interpreter, needs hipcc / a ROCm GPU, an unmodelled API): inconclusive, not a pass.
 EXIT_NOT_RUN = 6
+EXIT_LATENT = 8  # the runner's modes are predicted to pass; only latent bugs failed (fuzz/submission/outlook.py)
+# The popcorn modes and the verdict each is read from (the leaderboard folds in kernelguard, which runs last)
+MODES = ("test", "benchmark", "leaderboard")
+MODE_VERDICT = {"test": "official", "benchmark": "mode_benchmark", "leaderboard": "mode_leaderboard"}
+# A FAIL of one of these is a predicted mode failure (a file that does not load or build fails every mode);
+# kernelguard's FAIL is the leaderboard's filter; every other FAIL is a latent bug.
+RUNNER_VERDICTS = frozenset({"loads", "builds_gfx950", *MODE_VERDICT.values()})
+FAIL_ON = ("any", "runner", "latent")
+DEFAULT_FAIL_ON = "any"
 
 
-def final_exit_status(exitstatus: int, statuses: dict) -> int:
+def final_exit_status(exitstatus: int, statuses: dict, fail_on: str = DEFAULT_FAIL_ON) -> int:
     """pytest's exit status for a submission run, given every verdict's status (the serial plugin and the
-    xdist merge both end with this): 0 with something NOT RUN is EXIT_NOT_RUN (inconclusive, not a pass);
-    1 where the only failure is kernelguard is EXIT_FILTERED (every verdict holds, the bot would filter)."""
+    xdist merge both end with this; the many-file command ranks files by it). The one rule:
+
+    * an ERROR (the check itself broke), or pytest's own codes 2-5: as they are;
+    * a predicted mode failure (loads, builds_gfx950, official, mode_benchmark, mode_leaderboard FAIL): 1,
+      unless ``fail_on`` is "latent";
+    * else the leaderboard's KernelGuard filter: EXIT_FILTERED (7), unless ``fail_on`` is "latent";
+    * else a latent bug (any other FAIL): EXIT_LATENT (8), unless ``fail_on`` is "runner";
+    * else something NOT RUN: EXIT_NOT_RUN (inconclusive, not a pass); else 0."""
     from fuzz.submission.leaderboard_gate import EXIT_FILTERED
 
-    if exitstatus == 0 and "FAIL" in statuses.values():  # a search the time budget ended stands on its failure
-        exitstatus = 1
-    if exitstatus == 0 and "NOT RUN" in statuses.values():
-        return EXIT_NOT_RUN
-    if exitstatus == 1 and {v for v, s in statuses.items() if s in ("FAIL", "ERROR")} == {"kernelguard"}:
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    failed = {v for v, s in statuses.items() if s == "FAIL"}
+    if exitstatus not in (0, 1) or "ERROR" in statuses.values() or (exitstatus == 1 and not failed):
+        return exitstatus  # pytest's own, a broken check, or a failure outside the verdicts
+    if failed & RUNNER_VERDICTS and fail_on != "latent":
+        return 1
+    if "kernelguard" in failed and fail_on != "latent":
         return EXIT_FILTERED
-    return exitstatus
+    if failed - RUNNER_VERDICTS - {"kernelguard"} and fail_on != "runner":
+        return EXIT_LATENT
+    return EXIT_NOT_RUN if "NOT RUN" in statuses.values() else 0
 
 
 def test_name(nodeid: str) -> str:

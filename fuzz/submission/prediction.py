@@ -1,0 +1,148 @@
+"""The runner's benchmark and leaderboard modes as programs, and their judged outcome: what ``popcorn
+submit`` would say before the fuzzed verdicts say anything (the ``test`` mode is the official verdict).
+
+The runner (reference-kernels ``problems/amd_202602/eval.py``) spawns one worker process per mode that
+imports the file once and serves every case of the mode in order, so module state carries from shape to
+shape; our worker runs each program in a fresh module, so one program per mode is one mode:
+
+* benchmark: a warm-up on the first benchmark shape, then each of the six benchmark shapes in order;
+  each builds its inputs, makes the obligatory checked call on them (the object itself, not a clone),
+  then ``TIMED_CALLS`` calls on the same object that nobody checks, and frees them;
+* leaderboard: the same warm-up, then per shape the obligatory check and ``RECHECK_ITERATIONS``
+  iterations that regenerate the inputs with seed + 13 (the new tuple made while the previous one is
+  alive, then the previous one freed: Python rebinding), call, and check every output.
+
+Each checked call is judged as the runner judges it: ``official_verdict`` (1e-2) against the exact
+product rounded to bf16 (``_official_expected``); the first failure fails the mode, naming the shape and
+the call. Seeds are the nominal ones (BENCHMARK_TESTS): the runner mixes a secret POPCORN_SEED in.
+
+On the CPU tier N is narrowed to N / NARROWING (a multiple of 16; M, K and seeds are the runner's):
+building one input of a full benchmark shape costs seconds there (the reference quantizes B), and a
+leaderboard mode builds 25. Dividing every N alike keeps the shapes distinct and in the runner's order of
+sizes, so what the allocator hands back from one shape to the next stays as alike as narrowing allows (one
+N for all made (32, 4096, 512) and (32, 2880, 512) the same shape). The verdict says so. A crash or hang fails the mode; too slow for the tier, a tier limit or the time
+budget leave it NOT RUN with the reason (never FAIL).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fuzz.judge.oracle import official_verdict
+from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
+from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, Program, _official_expected,
+                                    contract_problem, tier_limited_call)
+
+TIMED_CALLS = 3  # the runner's minimum of timed calls per benchmark shape
+RECHECK_ITERATIONS = 3  # the runner's minimum of reseeded, rechecked iterations per leaderboard shape
+NARROWING = 16  # the CPU tier's N divisor
+MODE_VERDICTS = {"benchmark": "mode_benchmark", "leaderboard": "mode_leaderboard"}  # verdict = test name
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """One call whose output the runner checks: the output's name, its inputs' case, and where it is in words."""
+    out: str
+    case: Case
+    where: str
+
+
+def mode_cases(tier: str) -> list[Case]:
+    """The benchmark shapes with their nominal seeds, N divided by NARROWING on the CPU tier."""
+    return [Case(m, narrowed(n) if tier == "cpu" else n, k, seed=seed) for m, n, k, seed in BENCHMARK_TESTS]
+
+
+def narrowed(n: int) -> int:
+    return max(16, n // NARROWING // 16 * 16)
+
+
+def _shape(case: Case) -> str:
+    return f"({case.m},{case.n},{case.k}) seed {case.seed}"
+
+
+def _timed_shape(program: Program, slot: str, case: Case, where: str) -> Checked:
+    """Build ``slot``, the obligatory checked call, TIMED_CALLS unchecked calls on the same object, free."""
+    program.build(slot, case)
+    program.call(slot, f"{slot}_checked")
+    for t in range(TIMED_CALLS):
+        program.call(slot, f"{slot}_timed{t + 1}")
+    program.free(slot)
+    return Checked(f"{slot}_checked", case, f"{where}, call 1 (the obligatory check)")
+
+
+def benchmark_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
+    """The benchmark mode: the warm-up on the first shape, then every shape; -> (program, checked calls)."""
+    program = Program()
+    checked = [_timed_shape(program, "warmup", cases[0], f"warm-up on {_shape(cases[0])}")]
+    for i, case in enumerate(cases):
+        checked.append(_timed_shape(program, f"b{i + 1}", case, f"benchmark shape {i + 1} {_shape(case)}"))
+    return program, checked
+
+
+def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
+    """The leaderboard mode: the warm-up, then per shape the obligatory check and RECHECK_ITERATIONS
+    iterations on inputs regenerated with seed + 13, each output checked; -> (program, checked calls)."""
+    program = Program()
+    checked = [_timed_shape(program, "warmup", cases[0], f"warm-up on {_shape(cases[0])}")]
+    for i, case in enumerate(cases):
+        where = f"benchmark shape {i + 1} ({case.m},{case.n},{case.k})"
+        slot = f"s{i + 1}_0"
+        program.build(slot, case)
+        program.call(slot, f"{slot}_y")
+        checked.append(Checked(f"{slot}_y", case, f"{where} seed {case.seed}, call 1 (the obligatory check)"))
+        for j in range(1, RECHECK_ITERATIONS + 1):
+            again = dataclasses.replace(case, seed=(case.seed + RECHECK_STEP * j) % (MAX_SEED + 1))
+            previous, slot = slot, f"s{i + 1}_{j}"
+            program.build(slot, again)
+            program.free(previous)
+            program.call(slot, f"{slot}_y")
+            checked.append(Checked(f"{slot}_y", again, f"{where} seed {again.seed}, call {j + 1} (recheck "
+                                   f"iteration {j}: seed + {RECHECK_STEP * j})"))
+        program.free(slot)
+    return program, checked
+
+
+def _conditions(ctx: Context) -> str:
+    cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
+    return f"{cut}nominal seeds (the runner mixes in a secret POPCORN_SEED)"
+
+
+def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]) -> Outcome:
+    """Run one mode's program and judge its checked calls in order, as the runner does: the first failure
+    fails the mode."""
+    verdict = MODE_VERDICTS[mode]
+    result, outputs = ctx.execute(program)
+    if result.kind != "ok":
+        return ctx.death(verdict, program, result, checked[0].case)
+    limited = tier_limited_call(ctx, verdict, program, outputs)
+    if limited is not None:
+        return limited
+    for call in checked:
+        record = outputs[call.out]
+        problem = contract_problem(record, call.case)
+        if problem:
+            return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: the call {problem}", program,
+                               call.case)
+        expected = _official_expected(call.case)
+        official = official_verdict(result.tensor(record), expected.clone())
+        if official.passed:
+            continue
+        doubt = ctx.lane_order_doubt(program, outputs, call.out, call.case,
+                                     lambda out: not official_verdict(out, expected.clone()).passed)
+        if doubt:
+            return ctx.outcome(verdict, "not_run", f"{mode} mode: {call.where}: {official.summary}; {doubt}", program)
+        return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: {official.summary}", program,
+                           call.case, official=official, error_map=official.error_map)
+    calls = sum(1 for step in program.steps if step["do"] == "call")
+    return ctx.outcome(verdict, "pass", f"{mode} mode passes: {len(checked)} checked calls of {calls} "
+                       f"(a warm-up and the {len(BENCHMARK_TESTS)} benchmark shapes in the runner's order, one module); "
+                       f"{_conditions(ctx)}", program)
+
+
+def check_mode_benchmark(ctx: Context) -> Outcome:
+    """The runner's benchmark mode on its benchmark shapes (module docstring)."""
+    return judge_mode(ctx, "benchmark", *benchmark_program(mode_cases(ctx.tier)))
+
+
+def check_mode_leaderboard(ctx: Context) -> Outcome:
+    """The runner's leaderboard mode on its benchmark shapes, KernelGuard apart (module docstring)."""
+    return judge_mode(ctx, "leaderboard", *leaderboard_program(mode_cases(ctx.tier)))
