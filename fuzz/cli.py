@@ -2,11 +2,14 @@
 
     mxfp4-fuzz check path/to/submission.py [--profile smoke] [--aiter auto|real|emulated|source=PATH] [--report PATH]
                      [--html PATH] [--budget SECONDS] [--timeout SECONDS] [--hard-cap SECONDS]
-                     [-- extra pytest arguments]
+                     [--fail-on any|runner|latent] [-- extra pytest arguments]
 
-runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process and exits with pytest's
-code (0: no verdict failed; a verdict NOT RUN because the tier was too slow is a skip, not a
-failure). The verdict table, the failure cards and the report path are printed at the end.
+runs ``pytest fuzz/test_submission.py --submission FILE ...`` in this process. The runner's prediction per
+popcorn mode prints as soon as it is known; the verdict table, the failure cards and the report path at
+the end. The exit code (report_text.final_exit_status): 0 nothing failed; 1 a popcorn mode is predicted
+to fail; 7 only KernelGuard's filter; 8 only latent bugs (the runner does not see them today); 6 nothing
+failed but something was NOT RUN; 2-5 pytest's own. ``--fail-on runner`` ignores latent bugs, ``latent``
+ignores the predicted mode failures.
 
     mxfp4-fuzz check A.py B.py folder/ [--jobs N] [--out-dir DIR] [--summary PATH] [same options]
 
@@ -18,6 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from fuzz.submission.report_text import DEFAULT_FAIL_ON, FAIL_ON
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 TEST_FILE = PACKAGE_ROOT / "fuzz" / "test_submission.py"
@@ -46,7 +51,7 @@ def pytest_arguments(args, extra: list) -> list:
         arguments += ["--budget", str(args.budget)]
     if args.kernelguard_profile:
         arguments += ["--kernelguard-profile", args.kernelguard_profile]
-    return arguments + extra
+    return arguments + ["--fail-on", args.fail_on] + extra
 
 
 def kernelguard_profile(text: str) -> str:
@@ -60,7 +65,7 @@ def kernelguard_profile(text: str) -> str:
 
 def many_options(args) -> list:
     """The options each file's own ``mxfp4-fuzz check`` gets from a many-file command."""
-    options = ["--aiter", args.aiter]
+    options = ["--aiter", args.aiter, "--fail-on", args.fail_on]
     for flag, value in (("--profile", args.profile), ("--timeout", args.timeout), ("--hard-cap", args.hard_cap),
                         ("--kernelguard-profile", args.kernelguard_profile)):
         if value:
@@ -90,6 +95,11 @@ def main(argv=None) -> int:
                             "error maps, coverage); several files: one page with the summary and every report")
     check.add_argument("--kernelguard-profile", type=kernelguard_profile, default=None, metavar="PROFILE",
                        help="KernelGuard rule profile of the kernelguard verdict (default: the bot's, 'default')")
+    check.add_argument("--fail-on", choices=FAIL_ON, default=DEFAULT_FAIL_ON,
+                       help="what exits nonzero: any (default): a predicted popcorn mode failure exits 1, "
+                            "KernelGuard's filter alone 7, latent bugs alone (the runner does not see them "
+                            "today) 8; runner: only a predicted mode failure or the filter; latent: only latent "
+                            "bugs (8). Several files: the worst file's code by the same rule")
     check.add_argument("--jobs", type=int, default=None,
                        help="several files: checks at a time (default: one per GPU on a GPU host, one per core "
                             "elsewhere; more than the GPUs shares them)")

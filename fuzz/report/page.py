@@ -1,8 +1,8 @@
 """The HTML report: one self-contained page (no network, figures inline) per check, from its JSON report,
 and one page for a many-file run (the summary table, then every file's report).
 
-Per failing case it shows the failure card and, where the card has one, the error map over (M, N) with
-the launch tiles drawn over it; then the coverage of shapes (official and benchmark shapes marked) and the
+It opens with the runner's prediction per popcorn mode and the latent bugs; then, per failing case, the
+failure card and, where the card has one, the error map over (M, N) with the launch tiles drawn over it; then the coverage of shapes (official and benchmark shapes marked) and the
 launch configurations each verdict reached, with the official shapes' configurations no fuzzed example ran.
 """
 from __future__ import annotations
@@ -97,6 +97,36 @@ def _launch_table(report: dict) -> str:
             + missed)
 
 
+def prediction_section(report: dict) -> str:
+    """What the page opens with: the runner's prediction per popcorn mode (the report's ``prediction``), then
+    the latent bugs, each with its smallest case and why the runner does not see it (``latent``)."""
+    prediction, latent = report.get("prediction") or {}, report.get("latent") or []
+    if not prediction:
+        return ""
+    rows = "".join(f"<tr><td>{escape(mode)}</td>{_status_cell(p['status'])}<td>{escape(p.get('reason', '')[:400])}"
+                   + (f"<br><span class=\"meta\">KernelGuard {escape(p['kernelguard'][:300])}</span>"
+                      if p.get("kernelguard") else "") + "</td></tr>" for mode, p in prediction.items())
+    failing = [mode for mode, p in prediction.items() if p["status"] == "FAIL"]
+    hidden = [e for e in latent if not e.get("may_block")]
+    headline = (f"blocks the submission: {', '.join(failing)}" if failing else "nothing blocks the submission") + \
+        (f"; {len(hidden)} latent bug{'s' if len(hidden) != 1 else ''} the runner does not see today" if hidden
+         else "; no latent bug found")
+    parts = ["<h2>What the runner would say</h2>", f"<p><b>{escape(headline)}</b></p>",
+             "<table><tr><th>popcorn mode</th><th>predicted</th><th>why</th></tr>" + rows + "</table>"]
+    if latent:
+        items = []
+        for e in latent:
+            case = e.get("case") or {}
+            where = f"M={case.get('m')} N={case.get('n')} K={case.get('k')} seed={case.get('seed')}" if case else "no case"
+            label = "may block" if e.get("may_block") else "latent"
+            cls = f" [{e['failure_class']}]" if e.get("failure_class") else ""
+            items.append(f"<tr><td>{label}</td><td>{escape(e['verdict'] + cls)}</td><td>{escape(where)}</td>"
+                         f"<td>{escape(e.get('why_runner_misses', ''))}</td><td>{escape(e.get('summary', '')[:300])}</td></tr>")
+        parts.append("<h3>Latent bugs</h3><table><tr><th></th><th>verdict</th><th>smallest case</th>"
+                     "<th>why the runner does not see it</th><th>what is wrong</th></tr>" + "".join(items) + "</table>")
+    return "\n".join(parts)
+
+
 def report_body(report: dict, anchor: str = "", only: tuple = ()) -> str:
     """The page body of one report (also a section of the many-file page); ``only``: the verdicts whose
     failures it shows (all when empty; the docs' screenshots show one)."""
@@ -108,6 +138,7 @@ def report_body(report: dict, anchor: str = "", only: tuple = ()) -> str:
             f"{timings.get('total_seconds', '?')} s, {timings.get('programs_run', '?')} programs")
     parts = [f'<h1 id="{escape(anchor)}">{escape(Path(str(report.get("submission", "?"))).name)}</h1>',
              f'<p class="meta">{escape(str(report.get("submission", "")))}<br>{meta}</p>']
+    parts.append(prediction_section(report))
     if report.get("load_error"):
         parts.append(f"<pre>{escape(str(report['load_error']))}</pre>")
     verdicts = report.get("verdicts", [])
@@ -155,12 +186,16 @@ def summary_html(summary: dict, reports: list) -> str:
     the file left none)."""
     rows = summary.get("files", [])
     verdicts = list(dict.fromkeys(v for row in rows for v in row["verdicts"]))
-    head = "<tr><th>file</th><th>tier</th><th>s</th>" + "".join(f"<th>{escape(v)}</th>" for v in verdicts) + "</tr>"
+    head = ("<tr><th>file</th><th>tier</th><th>s</th><th>runner: test</th><th>benchmark</th><th>leaderboard</th>"
+            "<th>latent</th>" + "".join(f"<th>{escape(v)}</th>" for v in verdicts) + "</tr>")
     body = []
     for i, row in enumerate(rows):
         name = Path(row["file"]).name
-        cells = "".join(_status_cell(row["verdicts"][v]) if v in row["verdicts"] else "<td>-</td>" for v in verdicts)
-        error = f'<tr><td colspan="{3 + len(verdicts)}">{escape(row["error"])}</td></tr>' if row.get("error") else ""
+        runner = row.get("runner") or {}
+        cells = "".join(_status_cell(runner[m]) if m in runner else "<td>-</td>" for m in ("test", "benchmark", "leaderboard"))
+        cells += f"<td>{row.get('latent', '-')}</td>"
+        cells += "".join(_status_cell(row["verdicts"][v]) if v in row["verdicts"] else "<td>-</td>" for v in verdicts)
+        error = f'<tr><td colspan="{7 + len(verdicts)}">{escape(row["error"])}</td></tr>' if row.get("error") else ""
         body.append(f'<tr><td><a href="#file-{i}">{escape(name)}</a></td><td>{escape(str(row.get("tier")))}</td>'
                     f'<td>{row.get("seconds")}</td>{cells}</tr>{error}')
     parts = [f"<h1>mxfp4-fuzz: {len(rows)} files</h1>",

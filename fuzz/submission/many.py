@@ -28,10 +28,11 @@ from fuzz.host import parallel, thread_budget
 
 HEARTBEAT = 30.0
 SUMMARY_VERSION = 1
-# Exit codes, worst last: a usage error or an internal error outranks a failed verdict, which outranks
-# "only KernelGuard objects" (7) and "nothing failed, something NOT RUN" (6, inconclusive), which outrank a
-# clean run; a child that died or was killed counts as an internal error
-EXIT_SEVERITY = (0, 6, 7, 5, 1, 2, 3, 4)
+# Exit codes, worst last: a usage error or an internal error outranks a predicted mode failure (1), which
+# outranks "only KernelGuard objects" (7), then "only latent bugs" (8) and "nothing failed, something NOT
+# RUN" (6, inconclusive), then a clean run; a child that died or was killed counts as an internal error.
+# Each child exits by report_text.final_exit_status under the command's --fail-on: the same rule ranks files.
+EXIT_SEVERITY = (0, 6, 8, 7, 5, 1, 2, 3, 4)
 STATUS_CELL = {"PASS": "pass", "FAIL": "FAIL", "NOT RUN": "not run", "SKIP": "skip", "REPORTED": "reported",
                "ERROR": "ERROR"}
 SUMMARY_SCHEMA = {  # what tests check of the summary JSON (fuzz/unit/test_many_files.py)
@@ -39,7 +40,8 @@ SUMMARY_SCHEMA = {  # what tests check of the summary JSON (fuzz/unit/test_many_
     "files": list,
 }
 FILE_SCHEMA = {"file": str, "report": str, "log": str, "exit_code": int, "seconds": float, "device": (str, type(None)),
-               "tier": (str, type(None)), "verdicts": dict, "failed": list, "error": (str, type(None))}
+               "tier": (str, type(None)), "verdicts": dict, "failed": list, "error": (str, type(None)),
+               "runner": dict, "latent": int}
 
 
 def submission_files(paths: list[str]) -> list[Path]:
@@ -116,7 +118,7 @@ def read_report(child: Child) -> dict:
     row = {"file": str(child.path), "report": str(child.report), "log": str(child.log),
            "exit_code": int(child.exit_code if child.exit_code is not None else 3),
            "seconds": round(child.seconds, 1), "device": child.device, "tier": None, "verdicts": {},
-           "failed": [], "error": None}
+           "failed": [], "error": None, "runner": {}, "latent": 0}
     try:
         report = json.loads(child.report.read_text())
     except (OSError, ValueError) as error:
@@ -126,6 +128,8 @@ def read_report(child: Child) -> dict:
     row["tier"] = report.get("tier")
     row["verdicts"] = {v["verdict"]: v["status"] for v in report.get("verdicts", [])}
     row["failed"] = [v["verdict"] for v in report.get("verdicts", []) if v["status"] in ("FAIL", "ERROR")]
+    row["runner"] = {mode: p["status"] for mode, p in (report.get("prediction") or {}).items()}  # per popcorn mode
+    row["latent"] = sum(1 for e in report.get("latent") or [] if not e.get("may_block"))
     if report.get("load_error"):
         row["error"] = str(report["load_error"])[:300]
     return row
@@ -143,12 +147,16 @@ def summary_table(rows: list[dict]) -> str:
     verdicts = list(dict.fromkeys(v for row in rows for v in row["verdicts"]))
     name_width = max([len(Path(r["file"]).name) for r in rows] + [4])
     widths = [max(len(v), 8) for v in verdicts]
-    head = f"{'file':<{name_width}}  {'tier':<7} {'time':>6}  " + " ".join(f"{v:<{w}}" for v, w in zip(verdicts, widths))
+    runner = "runner t/b/l"  # the prediction per popcorn mode (test, benchmark, leaderboard), then latent bugs
+    head = (f"{'file':<{name_width}}  {'tier':<7} {'time':>6}  {runner:<20} {'latent':<6}  "
+            + " ".join(f"{v:<{w}}" for v, w in zip(verdicts, widths)))
     lines = [head, "-" * len(head)]
     for row in rows:
         cells = " ".join(f"{STATUS_CELL.get(row['verdicts'].get(v), row['verdicts'].get(v) or '-'):<{w}}"
                          for v, w in zip(verdicts, widths))
-        lines.append(f"{Path(row['file']).name:<{name_width}}  {row['tier'] or '-':<7} {row['seconds']:>5.0f}s  {cells}")
+        modes = "/".join(STATUS_CELL.get(s, s) for s in row.get("runner", {}).values()) or "-"
+        lines.append(f"{Path(row['file']).name:<{name_width}}  {row['tier'] or '-':<7} {row['seconds']:>5.0f}s  "
+                     f"{modes:<20} {row.get('latent', 0):<6}  {cells}")
         if row["error"]:
             lines.append(f"{'':<{name_width}}  !! {row['error']}")
     return "\n".join(lines)

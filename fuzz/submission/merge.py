@@ -32,6 +32,7 @@ def _rank(verdict: dict) -> int:
 
 def merge(partials: list, order: list, total_seconds: float) -> dict:
     """The report of the whole run from the workers' ``partials``; ``order``: verdict names in test order."""
+    from fuzz.submission.outlook import outlook
     from fuzz.submission.report_text import official_launches_not_fuzzed
 
     base = next((p for p in partials if p["loaded"] is not None), partials[0])
@@ -68,7 +69,8 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
     merged["timings"] = timings
     merged["kernelguard"] = next((p["kernelguard"] for p in partials if p.get("kernelguard")), None)
     _answer_kernelguard(merged["verdicts"], merged["kernelguard"])
-    return merged
+    prediction, latent = outlook(merged["verdicts"])  # from the merged rows, as a serial run's
+    return {"submission": merged["submission"], "prediction": prediction, "latent": latent, **merged}
 
 
 def _answer_kernelguard(verdicts: list, screening: dict | None) -> None:
@@ -87,6 +89,7 @@ def _answer_kernelguard(verdicts: list, screening: dict | None) -> None:
 
 def summary_lines(report: dict, workers: int, cards: bool) -> list:
     """The terminal summary of a merged report (the serial run's table, from the JSON)."""
+    from fuzz.submission.outlook import lines as outlook_lines
     from fuzz.submission.report_text import launch_lines, tier_notes_lines
 
     t = report["timings"]
@@ -97,6 +100,7 @@ def summary_lines(report: dict, workers: int, cards: bool) -> list:
              f"tier {report['tier']}, {report['aiter_detail'] if report['loaded'] else '-'}; "
              f"{t['programs_run']} programs{slow}, {t['worker_restarts']} worker restarts, "
              f"{t['total_seconds']:.1f} s ({workers} xdist workers, one submission worker each)"]
+    lines += outlook_lines(report["prediction"], report["latent"])
     width = max([len(v["verdict"]) for v in report["verdicts"]] + [8])
     for v in report["verdicts"]:
         first = v["summary"].splitlines()[0] if v["summary"] else ""
@@ -149,7 +153,8 @@ class MergedSubmissionReporter:
             return
         self.merged = merge(self.partials, self.order, time.perf_counter() - self.started)
         session.exitstatus = final_exit_status(session.exitstatus,
-                                               {v["verdict"]: v["status"] for v in self.merged["verdicts"]})
+                                               {v["verdict"]: v["status"] for v in self.merged["verdicts"]},
+                                               self.config.getoption("--fail-on"))
         self.report_path.write_text(json.dumps(self.merged, indent=2, default=str) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter):

@@ -111,6 +111,28 @@ def test_serial_and_merged_runs_end_with_the_same_exit_codes():
     assert final_exit_status(2, {"loads": "NOT RUN"}) == 2  # pytest's own codes are left alone
 
 
+def test_fail_on_tells_a_predicted_mode_failure_from_a_latent_bug():
+    """--fail-on any (default): a predicted mode failure 1, KernelGuard alone 7, latent bugs alone 8;
+    runner: latent bugs do not count; latent: only they count."""
+    from fuzz.submission.leaderboard_gate import EXIT_FILTERED
+    from fuzz.submission.report_text import EXIT_LATENT, EXIT_NOT_RUN, final_exit_status
+
+    mode = {"official": "PASS", "mode_benchmark": "FAIL", "aliasing": "PASS"}
+    hidden = {"official": "PASS", "mode_benchmark": "PASS", "aliasing": "FAIL", "correctness": "NOT RUN"}
+    both = {"mode_leaderboard": "FAIL", "stale_in_place": "FAIL"}
+    assert [final_exit_status(1, mode, rule) for rule in ("any", "runner", "latent")] == [1, 1, 0]
+    assert [final_exit_status(1, hidden, rule) for rule in ("any", "runner", "latent")] == \
+        [EXIT_LATENT, EXIT_NOT_RUN, EXIT_LATENT]
+    assert [final_exit_status(1, both, rule) for rule in ("any", "runner", "latent")] == [1, 1, EXIT_LATENT]
+    guard = {"kernelguard": "FAIL", "aliasing": "FAIL"}
+    assert [final_exit_status(1, guard, rule) for rule in ("any", "runner", "latent")] == \
+        [EXIT_FILTERED, EXIT_FILTERED, EXIT_LATENT]
+    assert final_exit_status(1, {"loads": "FAIL"}, "runner") == 1  # a file that does not load fails every mode
+    assert final_exit_status(1, {"aliasing": "ERROR"}, "runner") == 1  # a broken check is never a pass
+    with pytest.raises(ValueError):
+        final_exit_status(0, {}, "sometimes")
+
+
 def test_header_comes_from_a_worker_that_loaded_the_file():
     merged = merge([_partial([], loaded=None), _partial([("loads", "PASS")], loaded=True)], ["loads"], 1.0)
     assert merged["loaded"] is True
@@ -151,4 +173,7 @@ def test_a_submission_fuzzed_by_two_workers_gets_one_report(tmp_path):
     assert statuses == {"loads": "PASS", "official": "PASS", "correctness": "FAIL", "determinism": "PASS"}, proc.stdout
     assert list(statuses) == ["loads", "official", "correctness", "determinism"]  # test order, not finishing order
     assert {"submission", "tier", "verdicts", "cpu_tier", "hip_builds", "timings"} <= set(merged)
-    assert proc.returncode == 1 and "mxfp4-fuzz submission report" in proc.stdout
+    from fuzz.submission.report_text import EXIT_LATENT
+
+    assert proc.returncode == EXIT_LATENT and "mxfp4-fuzz submission report" in proc.stdout  # K % 256: latent
+    assert merged["prediction"]["test"]["status"] == "PASS" and merged["latent"][0]["verdict"] == "correctness"

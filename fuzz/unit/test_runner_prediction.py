@@ -1,0 +1,177 @@
+"""The runner's prediction per popcorn mode and the latent bugs apart (fuzz/submission/prediction.py runs
+the modes, fuzz/submission/outlook.py reads the report): on made-up verdict rows (fast), and on the
+example submissions in fuzz/examples/ with the modes' real programs (slow: a worker per example)."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from fuzz.search.strategies import BENCHMARK_SHAPES, BENCHMARK_TESTS, Case
+from fuzz.submission import checks, leaderboard_gate, outlook, prediction
+from fuzz.submission.explicit_plan import EXAMPLES, TIER, run_plan
+from fuzz.submission.plugin import VerdictRecord
+from fuzz.submission.runner import SubmissionRunner
+
+
+def _row(verdict: str, status: str, summary: str = "", case: Case | None = None, failure_class: str = "") -> dict:
+    failure = {"summary": summary, "failure_class": failure_class, "card": {"case": case.to_json() if case else None}}
+    return {"verdict": verdict, "status": status, "summary": summary,
+            "failure": failure if status == "FAIL" else None, "failures": [failure] if status == "FAIL" else []}
+
+
+PASSING_MODES = [_row("loads", "PASS"), _row("official", "PASS", "passes"), _row("mode_benchmark", "PASS", "passes"),
+                 _row("mode_leaderboard", "PASS", "passes")]
+
+
+def test_the_modes_are_read_from_their_verdicts_and_kernelguard_fails_the_leaderboard_naming_the_rule():
+    guard = _row("kernelguard", "FAIL", "KernelGuard 0.3.2 (profile default): POINTER_REPLAY (critical), the "
+                 "leaderboard would filter this file")
+    predicted = outlook.predict(PASSING_MODES + [guard])
+    assert [predicted[m]["status"] for m in ("test", "benchmark", "leaderboard")] == ["PASS", "PASS", "FAIL"]
+    assert "KernelGuard filters it" in predicted["leaderboard"]["reason"]
+    assert "POINTER_REPLAY" in predicted["leaderboard"]["reason"]
+    failing = [PASSING_MODES[0], PASSING_MODES[1], _row("mode_benchmark", "FAIL", "benchmark mode fails at x"),
+               _row("mode_leaderboard", "NOT RUN", "the time budget ran out")]
+    predicted = outlook.predict(failing)
+    assert predicted["benchmark"] == {"status": "FAIL", "reason": "benchmark mode fails at x", "verdict": "mode_benchmark"}
+    assert predicted["leaderboard"]["status"] == "NOT RUN" and "budget" in predicted["leaderboard"]["reason"]
+    unloaded = outlook.predict([_row("loads", "FAIL", "SyntaxError at line 3"), _row("official", "SKIP")])
+    assert {p["status"] for p in unloaded.values()} == {"FAIL"} and "does not load" in unloaded["test"]["reason"]
+
+
+@pytest.mark.parametrize("verdict, case, says", [
+    ("correctness", Case(2, 64, 320), "K % 256 != 0: no runner shape has it"),
+    ("correctness", Case(2, 64, 512), "M = 2: no runner shape has it"),
+    ("correctness", Case(4, 2880, 512, layout="row_sliced"), "the runner passes contiguous randn inputs"),
+    ("correctness", Case(4, 2880, 512, specials=((0, 0, "nan"),)), "the runner passes contiguous randn inputs"),
+    ("correctness", Case(4, 2880, 512, scale_pad_fill=0xFF), "the runner passes contiguous randn inputs"),
+    ("correctness", Case(4, 2880, 512), "another seed"),
+    ("contract", Case(2, 64, 512), "N = 64: no runner shape has it"),
+    ("aliasing", Case(1, 64, 64), "the harness checks each output before the next call"),
+    ("stale_in_place", Case(1, 64, 64), "the harness never writes inputs in place"),
+    ("immutability", Case(1, 64, 64), "never looks at the inputs again"),
+    ("determinism", Case(1, 64, 64), "the runner never compares two calls"),
+    ("contract_beyond", Case(1, 64, 96), "beyond the stated contract: the runner never calls it"),
+    ("uninitialised", Case(1, 64, 64), "depends on what torch.empty returns"),
+    ("stale_reallocated", Case(1, 64, 64), "did not reach it in the prediction"),
+    ("stale_new_shape", Case(1, 64, 64), "did not reach it in the prediction"),
+])
+def test_each_latent_bug_says_why_the_runner_misses_it(verdict, case, says):
+    entries = outlook.latent(PASSING_MODES + [_row(verdict, "FAIL", "wrong", case, "some_class")],
+                             outlook.predict(PASSING_MODES))
+    (entry,) = entries
+    assert says in entry["why_runner_misses"] and not entry["may_block"], entry
+    assert entry["case"]["m"] == case.m and entry["failure_class"] == "some_class"
+
+
+def test_a_stateful_or_value_failure_beside_a_failing_mode_may_be_that_mode_s_bug():
+    rows = PASSING_MODES[:2] + [_row("mode_benchmark", "FAIL", "x"), PASSING_MODES[3],
+                                _row("stale_reallocated", "FAIL", "stale", Case(1, 64, 64)),
+                                _row("correctness", "FAIL", "wrong", Case(4, 64, 64)),
+                                _row("aliasing", "FAIL", "aliased", Case(1, 64, 64))]
+    prediction, entries = outlook.outlook(rows)
+    assert [(e["verdict"], e["may_block"]) for e in entries] == [("stale_reallocated", True), ("correctness", True),
+                                                                ("aliasing", False)]
+    headline = outlook.headline(prediction, entries)
+    assert "blocks the submission: benchmark" in headline and "latent (the runner does not see them today): 1 " \
+        "(aliasing)" in headline
+
+
+def test_the_page_opens_with_the_prediction_and_the_many_file_table_has_its_column():
+    from fuzz.report.page import report_body, summary_html
+    from fuzz.submission.many import summary_table
+
+    rows = PASSING_MODES + [_row("aliasing", "FAIL", "aliased", Case(1, 64, 64))]
+    prediction, entries = outlook.outlook(rows)
+    body = report_body({"submission": "/x/a.py", "prediction": prediction, "latent": entries, "verdicts": rows})
+    assert body.index("What the runner would say") < body.index("<th>verdict</th><th>status</th>")
+    assert "the harness checks each output before the next call" in body
+    row = {"file": "/x/a.py", "tier": "cpu", "seconds": 3.0, "verdicts": {"aliasing": "FAIL"}, "error": None,
+           "runner": {"test": "PASS", "benchmark": "PASS", "leaderboard": "FAIL"}, "latent": 1}
+    assert "pass/pass/FAIL" in summary_table([row]) and "runner t/b/l" in summary_table([row])
+    assert "<th>leaderboard</th>" in summary_html({"files": [row]}, [None])
+
+
+def test_the_modes_are_the_runner_s_programs():
+    assert BENCHMARK_SHAPES == tuple(t[:3] for t in BENCHMARK_TESTS) and BENCHMARK_TESTS[0] == (4, 2880, 512, 4565)
+    cases = prediction.mode_cases("gpu")
+    program, checked = prediction.benchmark_program(cases)
+    calls = [step for step in program.steps if step["do"] == "call"]
+    assert len(checked) == 7 and len(calls) == 7 * (1 + prediction.TIMED_CALLS)
+    assert [c.case for c in checked] == [cases[0]] + cases  # the warm-up is the first benchmark shape
+    program, checked = prediction.leaderboard_program(cases)
+    assert len(checked) == 1 + 6 * (1 + prediction.RECHECK_ITERATIONS)
+    assert [c.case.seed for c in checked[1:5]] == [4565, 4578, 4591, 4604]  # seed + 13 every iteration
+    kinds = [step["do"] for step in program.steps]
+    first = kinds.index("build", kinds.index("free"))  # shape 1's first build after the warm-up
+    assert kinds[first:first + 5] == ["build", "call", "build", "free", "call"]  # the new tuple, then the old freed
+    assert {c.n for c in prediction.mode_cases("cpu")} == {176, 128, 256, 448, 192}  # N / 16, shapes kept apart
+
+
+# -- the examples -------------------------------------------------------------------------------------
+
+# example -> (test, benchmark, leaderboard) predicted, and the latent verdicts it lists (not "may block")
+EXPECTED = {
+    "correct_reference_style.py": (("PASS", "PASS", "PASS"), set()),
+    "aliased_output.py": (("PASS", "PASS", "PASS"), {"aliasing"}),
+    "wrong_tail.py": (("PASS", "PASS", "PASS"), {"correctness", "contract_beyond"}),
+    "wrong_at_m4.py": (("PASS", "FAIL", "FAIL"), set()),
+    "pointer_replay_output.py": (("PASS", "PASS", "FAIL"), {"stale_in_place"}),  # rechecks come back at old addresses
+    "last_call_replay.py": (("PASS", "PASS", "FAIL"), {"stale_in_place"}),  # only KernelGuard's filter
+    "stale_data_ptr_cache.py": (("PASS", "FAIL", "FAIL"), {"stale_in_place"}),  # shape 4 gets shape 1's B_q address
+}
+_STATUS = {"pass": "passed", "fail": "failed", "reported": "passed", "not_run": "skipped"}
+
+
+def verdict_rows(name: str) -> list:
+    """The report's verdict rows of one example: loads, official, the two modes, the explicit plan's verdicts
+    and KernelGuard's screening."""
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=60)
+    try:
+        ctx = checks.Context(runner, TIER)
+        outcomes = [checks.check_loads(ctx), checks.check_official(ctx), prediction.check_mode_benchmark(ctx),
+                    prediction.check_mode_leaderboard(ctx), *run_plan(ctx, only=("correctness", "contract_beyond",
+                    "aliasing", "stale_in_place", "stale_reallocated")).values()]
+    finally:
+        runner.close()
+    statuses = {o.verdict: o.status.upper() for o in outcomes}
+    screening = leaderboard_gate.screen((EXAMPLES / name).read_text(), "default")
+    outcomes.append(checks.Outcome("kernelguard", *leaderboard_gate.verdict(screening, statuses)))
+    rows = []
+    for outcome in outcomes:
+        record = VerdictRecord(outcome.verdict)
+        record.add(outcome)
+        record.outcome = _STATUS[outcome.status]
+        rows.append(record.to_json())
+    return rows
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict:
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(EXPECTED, pool.map(lambda name: outlook.outlook(verdict_rows(name)), EXPECTED)))
+
+
+@pytest.mark.slow  # a worker per example
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_example_gets_its_predicted_modes_and_latent_bugs(reports, name):
+    predicted, entries = reports[name]
+    modes, latent = EXPECTED[name]
+    assert tuple(predicted[m]["status"] for m in ("test", "benchmark", "leaderboard")) == modes, predicted
+    assert {e["verdict"] for e in entries if not e["may_block"]} == latent, entries
+    for entry in entries:
+        assert entry["case"] is not None and entry["why_runner_misses"], entry
+
+
+@pytest.mark.slow
+def test_what_fails_where_is_named(reports):
+    m4 = reports["wrong_at_m4.py"][0]
+    assert "warm-up on (4," in m4["benchmark"]["reason"] and "obligatory check" in m4["benchmark"]["reason"]
+    replay = reports["pointer_replay_output.py"][0]["leaderboard"]["reason"]
+    assert "recheck iteration" in replay and "POINTER_REPLAY" in replay, replay
+    assert "LAST_CALL_REPLAY" in reports["last_call_replay.py"][0]["leaderboard"]["reason"]
+    (tail,) = [e for e in reports["wrong_tail.py"][1] if e["verdict"] == "correctness"]
+    assert "K % 256 != 0: no runner shape has it" in tail["why_runner_misses"]
+    (alias,) = reports["aliased_output.py"][1]
+    assert alias["why_runner_misses"] == "the harness checks each output before the next call"
