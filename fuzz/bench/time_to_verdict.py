@@ -70,6 +70,7 @@ def check_one(label: str, path: Path, out: Path, options: list, timeout: float) 
         row["error"] = f"no report (see {out / (label + '.log')})"
         return row
     row.update(summarize(data))
+    print(f"done        {label}: {seconds:.1f} s, exit {code}", flush=True)  # a run cut off still says this much
     return row
 
 
