@@ -26,6 +26,7 @@ budget leave it NOT RUN with the reason (never FAIL).
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 from fuzz.judge.oracle import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
@@ -110,19 +111,26 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
     """Run one mode's program and judge its checked calls in order, as the runner does: the first failure
     fails the mode."""
     verdict = MODE_VERDICTS[mode]
-    result, outputs = ctx.execute(program)
+    # The expected outputs are built here while the worker runs the program: on the CPU tier each costs as much
+    # as the worker's build of the same inputs (the reference quantizes B), 25 of them in a leaderboard mode.
+    pool = ThreadPoolExecutor(1)
+    expecting = [pool.submit(_official_expected, call.case) for call in checked]
+    try:
+        result, outputs = ctx.execute(program)
+        wanted = [future.result() for future in expecting] if result.kind == "ok" else []
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a death or the budget: the rest is not needed
     if result.kind != "ok":
         return ctx.death(verdict, program, result, checked[0].case)
     limited = tier_limited_call(ctx, verdict, program, outputs)
     if limited is not None:
         return limited
-    for call in checked:
+    for call, expected in zip(checked, wanted):
         record = outputs[call.out]
         problem = contract_problem(record, call.case)
         if problem:
             return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: the call {problem}", program,
                                call.case)
-        expected = _official_expected(call.case)
         official = official_verdict(result.tensor(record), expected.clone())
         if official.passed:
             continue
