@@ -57,8 +57,8 @@ def test_pinning_happens_before_torch_touches_a_device():
 
 def _partial(verdicts, programs=3, autotune=None, loaded=True):
     return {
-        "submission": "s.py", "tier": "cpu", "device": "cpu", "aiter": "emulated", "aiter_detail": "emulated aiter",
-        "profile": "smoke", "loaded": loaded, "load_error": None, "documents_nondeterminism": False,
+        "submission": "s.py", "prediction": {}, "latent": [],  # the merge computes them again from every row
+        "tier": "cpu", "device": "cpu", "aiter": "emulated", "aiter_detail": "emulated aiter", "profile": "smoke", "loaded": loaded, "load_error": None, "documents_nondeterminism": False,
         "verdicts": [{"verdict": v, "status": s, "summary": f"{v} {s}", "card_text": ""} for v, s in verdicts],
         "cpu_tier": {"device_emulated": True, "autotune": autotune or {}, "compat_shims": {}},
         "hip_builds": [],
@@ -77,6 +77,7 @@ def test_merged_report_has_the_serial_schema_in_test_order():
     assert set(merged) == set(a)
     assert set(merged["timings"]) == set(a["timings"])
     assert [v["verdict"] for v in merged["verdicts"]] == ["loads", "official", "contract"]
+    assert merged["prediction"]["test"]["status"] == "FAIL" and list(merged)[:3] == ["submission", "prediction", "latent"]
     assert merged["timings"]["programs_run"] == 7 and merged["timings"]["total_seconds"] == 9.0
     assert merged["cpu_tier"]["autotune"]["k"]["checked"] == [0, 1]
 
