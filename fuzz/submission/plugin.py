@@ -533,6 +533,8 @@ class SubmissionReporter:
         if terminal is None:
             return
         prediction, latent = outlook([r.to_json() for r in session.records.values()])
+        if early:  # KernelGuard screens last: its part of the leaderboard comes with the final summary
+            prediction["leaderboard"].pop("kernelguard", None)
         text = lines(prediction, [] if early else latent)
         if early:
             text[0] = text[0].split("  |  ")[0] + "  (predicted now; KernelGuard's screening and the fuzzed verdicts follow)"
