@@ -12,9 +12,9 @@ EXIT_LATENT = 8  # the runner's modes are predicted to pass; only latent bugs fa
 # The popcorn modes and the verdict each is read from (the leaderboard folds in kernelguard, which runs last)
 MODES = ("test", "benchmark", "leaderboard")
 MODE_VERDICT = {"test": "official", "benchmark": "mode_benchmark", "leaderboard": "mode_leaderboard"}
-# A FAIL of one of these is a predicted mode failure (a file that does not load or build fails every mode);
-# kernelguard's FAIL is the leaderboard's filter; every other FAIL is a latent bug.
-RUNNER_VERDICTS = frozenset({"loads", "builds_gfx950", *MODE_VERDICT.values()})
+# A FAIL of one of these is a predicted mode failure (a file that does not load fails every mode);
+# kernelguard's FAIL is the leaderboard's filter; every other FAIL is a latent bug (outlook.py lists them).
+RUNNER_VERDICTS = frozenset({"loads", *MODE_VERDICT.values()})
 FAIL_ON = ("any", "runner", "latent")
 DEFAULT_FAIL_ON = "any"
 
@@ -24,7 +24,7 @@ def final_exit_status(exitstatus: int, statuses: dict, fail_on: str = DEFAULT_FA
     xdist merge both end with this; the many-file command ranks files by it). The one rule:
 
     * an ERROR (the check itself broke), or pytest's own codes 2-5: as they are;
-    * a predicted mode failure (loads, builds_gfx950, official, mode_benchmark, mode_leaderboard FAIL): 1,
+    * a predicted mode failure (loads, official, mode_benchmark, mode_leaderboard FAIL): 1,
       unless ``fail_on`` is "latent";
     * else the leaderboard's KernelGuard filter: EXIT_FILTERED (7), unless ``fail_on`` is "latent";
     * else a latent bug (any other FAIL): EXIT_LATENT (8), unless ``fail_on`` is "runner";

@@ -73,6 +73,8 @@ def test_a_stateful_or_value_failure_beside_a_failing_mode_may_be_that_mode_s_bu
     prediction, entries = outlook.outlook(rows)
     assert [(e["verdict"], e["may_block"]) for e in entries] == [("stale_reallocated", True), ("correctness", True),
                                                                 ("aliasing", False)]
+    build = outlook.latent(PASSING_MODES + [_row("builds_gfx950", "FAIL", "error at line 25")], prediction)
+    assert build[0]["may_block"] and "no fallback" in build[0]["why_runner_misses"]  # the runner's fallback decides
     headline = outlook.headline(prediction, entries)
     assert "blocks the submission: benchmark" in headline and "latent (the runner does not see them today): 1 " \
         "(aliasing)" in headline
