@@ -521,12 +521,28 @@ def _named_limit(exc: dict) -> str | None:
     return prefix.group(1) if prefix and prefix.group(1) in TIER_LIMIT_TYPES else None
 
 
+def _runner_only_module(message: str) -> str | None:
+    """The reason for ``No module named 'X'`` when the runner's image has X (reference/emulation/
+    runner_image.py: its Dockerfile's packages), or None: a module the runner lacks fails there too. A
+    dotted name (``'X.y'``) means this machine has X and lacks only a submodule: the file's, as before."""
+    import re
+
+    from reference.emulation.runner_image import runner_has
+
+    missing = re.match(r"No module named '([^'.]+)'", message)
+    package = runner_has(missing.group(1)) if missing else None
+    return (f"not runnable on this tier: the runner has {package} ({missing.group(1)}), this machine does not"
+            if package else None)
+
+
 def _limit_of(exc: dict) -> str | None:
     """The reason one exception of a chain is a tier limit (its type, or a stand-in failing), or None."""
     names = exc.get("mro") or [exc.get("type")]
     reason = next((TIER_LIMIT_TYPES[n] for n in [*names, _named_limit(exc)] if n in TIER_LIMIT_TYPES), None)
     if reason is None and "FileNotFoundError" in names and "no ROCm" in exc.get("message", ""):
         reason = TIER_LIMIT_TYPES["RocmUnavailable"]
+    if reason is None and "ModuleNotFoundError" in names:
+        reason = _runner_only_module(exc.get("message", ""))
     by = raised_by(exc) if reason is None else None
     if isinstance(by, tuple) and "NotImplementedError" in names:
         reason = f"not runnable on this tier: {by[0]} does not implement it"
