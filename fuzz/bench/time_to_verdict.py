@@ -93,6 +93,8 @@ def summarize(data: dict) -> dict:
         "summaries": {v["verdict"]: v["summary"][:400] for v in verdicts if v["status"] not in ("PASS", "SKIP")},
         "examples": {v["verdict"]: v["examples"] - v["inconclusive"] for v in verdicts},
         "cut_short": [v["verdict"] for v in verdicts if v.get("cut_short")],
+        "prediction": {mode: p.get("status") for mode, p in (data.get("prediction") or {}).items()},
+        "latent": len(data.get("latent") or []),
         "steered": sum(v.get("steered", 0) for v in verdicts),
         "where": {
             "worker_start": round(profile.get("worker_start", 0.0), 1),
