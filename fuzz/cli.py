@@ -14,11 +14,12 @@ ignores the predicted mode failures.
     mxfp4-fuzz check A.py B.py folder/ [--jobs N] [--out-dir DIR] [--summary PATH] [same options]
 
 checks several files, each in its own process, spread over the GPUs and cores (fuzz/submission/many.py),
-and prints a summary table; the exit code is the worst file's.
+and prints a summary table; the exit code is the worst file's, 130 when Ctrl-C or SIGTERM stopped it.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -75,7 +76,25 @@ def many_options(args) -> list:
     return options
 
 
+def stop(signum, frame) -> None:
+    """SIGINT (Ctrl-C) and SIGTERM: the workers this process started are killed at once (their process
+    groups), then KeyboardInterrupt unwinds the command: pytest reports what it has, the many-file command
+    ends its checks and writes its summary. A second signal only kills workers again, so it cannot cut
+    that short."""
+    runner = sys.modules.get("fuzz.submission.runner")
+    if runner is not None:
+        runner.kill_all_workers()
+    if not STOPPING:
+        STOPPING.append(signum)
+        raise KeyboardInterrupt
+
+
+STOPPING: list = []  # the signal that stops this command, once one came
+
+
 def main(argv=None) -> int:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
     parser = argparse.ArgumentParser(prog="mxfp4-fuzz", description="Fuzz MXFP4 GEMM submissions for amd-mxfp4-mm.")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="run every verdict on one popcorn submission file",
@@ -124,13 +143,16 @@ def main(argv=None) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
     if len(args.submission) > 1 or Path(args.submission[0]).is_dir():
-        from fuzz.submission.many import check_many
+        from fuzz.submission.many import EXIT_INTERRUPTED, check_many
 
         try:
             return check_many(args.submission, many_options(args), extra, args.out_dir, args.jobs, args.summary,
                               html=args.html)
         except ValueError as error:
             parser.error(str(error))
+        except KeyboardInterrupt:  # before the checks started (check_many ends them and writes its summary)
+            print("mxfp4-fuzz: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
     args.submission = args.submission[0]
     if Path(args.submission).is_file() and "--collect-only" not in extra:
         from fuzz.submission.runner import prelaunch

@@ -13,6 +13,9 @@ checks running at the moment, this command's and any other's on the host.
 Out: a report and a log per file under ``--out-dir``, a summary (file x verdict, tier, seconds) printed
 and written as JSON (``SUMMARY_SCHEMA``), a progress line as each file finishes and every
 ``HEARTBEAT`` seconds while checks run, and the exit code of the worst file (``worst_exit``).
+
+Ctrl-C or SIGTERM: the running checks are ended with their workers (fuzz/host/process_tree.py), the summary
+is written with the files done so far and the others marked interrupted, and the exit code is 130.
 """
 from __future__ import annotations
 
@@ -24,9 +27,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzz.host import parallel, thread_budget
+from fuzz.host import parallel, process_tree, thread_budget
 
 HEARTBEAT = 30.0
+STOP_GRACE = 10.0  # seconds an interrupted check has to end its workers and exit before it is SIGKILLed
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 SUMMARY_VERSION = 1
 # Exit codes, worst last: a usage error or an internal error outranks a predicted mode failure (1), which
 # outranks "only KernelGuard objects" (7), then "only latent bugs" (8) and "nothing failed, something NOT
@@ -37,7 +42,7 @@ STATUS_CELL = {"PASS": "pass", "FAIL": "FAIL", "NOT RUN": "not run", "SKIP": "sk
                "ERROR": "ERROR"}
 SUMMARY_SCHEMA = {  # what tests check of the summary JSON (fuzz/unit/test_many_files.py)
     "version": int, "tier": str, "jobs": int, "devices": list, "seconds": float, "exit_code": int,
-    "files": list,
+    "interrupted": bool, "files": list,
 }
 FILE_SCHEMA = {"file": str, "report": str, "log": str, "exit_code": int, "seconds": float, "device": (str, type(None)),
                "tier": (str, type(None)), "verdicts": dict, "failed": list, "error": (str, type(None)),
@@ -135,6 +140,17 @@ def read_report(child: Child) -> dict:
     return row
 
 
+def interrupted_child(child: Child, now: float) -> Child:
+    """A file the interrupt stopped, or kept from starting: its row says so (with the verdicts its check
+    reported before it ended, if it wrote a report) and exits EXIT_INTERRUPTED."""
+    child.exit_code = EXIT_INTERRUPTED
+    child.seconds = now - child.started if child.process is not None else 0.0
+    child.summary = read_report(child)
+    child.summary["error"] = (f"interrupted after {child.seconds:.0f} s" if child.process is not None
+                              else "interrupted before its check started")
+    return child
+
+
 def worst_exit(codes: list[int]) -> int:
     """The worst of the files' exit codes; a child killed by a signal (negative) counts as 3."""
     rank = {code: i for i, code in enumerate(EXIT_SEVERITY)}
@@ -188,6 +204,9 @@ def check_many(paths: list[str], options: list[str], extra: list[str], out_dir: 
     for path in files:
         stem = report_name(path, taken)
         queue.append(Child(path, out / f"{stem}.json", out / f"{stem}.log", None))
+        for stale in (queue[-1].report, queue[-1].log):
+            if stale.exists():
+                stale.unlink()
     where = (f"{len(devices)} GPU(s) ({device_var}={','.join(devices)}), " if devices else "no GPU, ") + f"{cores} cores"
     print_line(f"mxfp4-fuzz: {len(files)} files, {jobs} at a time; {where}; reports in {out}")
     start = time.perf_counter()
@@ -196,47 +215,59 @@ def check_many(paths: list[str], options: list[str], extra: list[str], out_dir: 
     free = list(devices)  # GPUs no check holds; with more jobs than GPUs they are shared round-robin
     turn = 0
     last_beat = start
-    while queue or running:
-        while queue and len(running) < jobs:
-            child = queue.pop(0)
-            if devices:
-                child.device = free.pop(0) if free else devices[turn % len(devices)]
-                turn += 1
-            for stale in (child.report, child.log):
-                if stale.exists():
-                    stale.unlink()
-            with open(child.log, "wb") as log:
-                child.process = subprocess.Popen(child_command(child.path, child.report, options, extra),
-                                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                 env=child_env(device_var, child.device))
-            child.started = time.perf_counter()
-            running.append(child)
-        time.sleep(0.2)
+    interrupted = False
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                child = queue.pop(0)
+                if devices:
+                    child.device = free.pop(0) if free else devices[turn % len(devices)]
+                    turn += 1
+                child.started = time.perf_counter()
+                running.append(child)  # before it starts: an interrupt from here on finds it
+                with open(child.log, "wb") as log:
+                    child.process = subprocess.Popen(child_command(child.path, child.report, options, extra),
+                                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                     env=child_env(device_var, child.device))
+            time.sleep(0.2)
+            now = time.perf_counter()
+            for child in list(running):
+                code = child.process.poll()
+                if code is None:
+                    continue
+                running.remove(child)
+                child.exit_code, child.seconds = code, now - child.started
+                child.summary = read_report(child)
+                finished.append(child)
+                if child.device is not None and child.device not in free and \
+                        not any(c.device == child.device for c in running):
+                    free.append(child.device)
+                print_line(_progress(len(finished), len(files), running, now, child))
+            if running and now - last_beat >= HEARTBEAT:
+                last_beat = now
+                print_line(_progress(len(finished), len(files), running, now))
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (fuzz/cli.py raises it): end the checks, keep what is done
+        interrupted = True
+        print_line(f"interrupted: ending {len(running)} running check(s) and their workers")
+        process_tree.end_descendants([c.process for c in running if c.process is not None], STOP_GRACE)
         now = time.perf_counter()
-        for child in list(running):
-            code = child.process.poll()
-            if code is None:
-                continue
-            running.remove(child)
-            child.exit_code, child.seconds = code, now - child.started
-            child.summary = read_report(child)
-            finished.append(child)
-            if child.device is not None and child.device not in free and \
-                    not any(c.device == child.device for c in running):
-                free.append(child.device)
-            print_line(_progress(len(finished), len(files), running, now, child))
-        if running and now - last_beat >= HEARTBEAT:
-            last_beat = now
-            print_line(_progress(len(finished), len(files), running, now))
+        for child in running + queue:
+            finished.append(interrupted_child(child, now))
     order = {path: i for i, path in enumerate(files)}
     rows = [c.summary for c in sorted(finished, key=lambda c: order[c.path])]
-    code = worst_exit([r["exit_code"] for r in rows])
+    code = EXIT_INTERRUPTED if interrupted else worst_exit([r["exit_code"] for r in rows])
     summary = {"version": SUMMARY_VERSION, "tier": _tier(rows), "jobs": jobs, "devices": devices,
-               "seconds": round(time.perf_counter() - start, 1), "exit_code": code, "files": rows}
+               "seconds": round(time.perf_counter() - start, 1), "exit_code": code, "interrupted": interrupted,
+               "files": rows}
     print_line("")
     print_line(summary_table(rows))
-    print_line(f"{len(rows)} files in {summary['seconds']:.0f} s, {len(rows) / max(summary['seconds'], 1e-9) * 60:.1f} "
-               f"files per minute; exit code {code} (the worst file's)")
+    if interrupted:
+        done = sum(1 for r in rows if not (r["error"] or "").startswith("interrupted"))
+        print_line(f"interrupted after {summary['seconds']:.0f} s: {done} of {len(rows)} files done, the others "
+                   f"marked interrupted; exit code {code}")
+    else:
+        print_line(f"{len(rows)} files in {summary['seconds']:.0f} s, {len(rows) / max(summary['seconds'], 1e-9) * 60:.1f} "
+                   f"files per minute; exit code {code} (the worst file's)")
     target = Path(summary_path) if summary_path else out / "summary.json"
     target.write_text(json.dumps(summary, indent=2))
     print_line(f"summary     {target}")

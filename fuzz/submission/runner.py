@@ -176,6 +176,17 @@ def _kill_if_running(process: subprocess.Popen) -> None:
             pass
 
 
+_LIVE_WORKERS: weakref.WeakSet = weakref.WeakSet()  # every Worker of this process not yet collected
+
+
+def kill_all_workers() -> None:
+    """SIGKILL every worker this process started that still runs, with what it forked (its process
+    group). For the check's SIGINT/SIGTERM handler (fuzz/cli.py): the check stops, nothing more will be
+    asked of them, and a finalizer would come too late or, under SIGKILL, never."""
+    for worker in list(_LIVE_WORKERS):
+        _kill_if_running(worker.process)
+
+
 class Worker:
     """One worker process and its pipes."""
 
@@ -197,6 +208,7 @@ class Worker:
         for fd in (request_r, response_w, out_w, err_w):
             os.close(fd)
         weakref.finalize(self, _kill_if_running, self.process)  # also at interpreter exit
+        _LIVE_WORKERS.add(self)
         self.streams = {out_r: self.stdout, err_r: self.stderr}
         self.pending = b""
 

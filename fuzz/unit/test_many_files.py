@@ -1,10 +1,14 @@
 """``mxfp4-fuzz check A.py B.py ...``: file discovery, GPU assignment, the exit code of the worst file, and
-one real run over two example files (a summary that follows SUMMARY_SCHEMA, a report and a log per file)."""
+one real run over two example files (a summary that follows SUMMARY_SCHEMA, a report and a log per file),
+and one stopped by SIGINT (exit 130, a partial summary, no process of it left)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +85,77 @@ def test_two_files_in_one_command(tmp_path):
     assert "files per minute" in done.stdout and "every_call_raises.py" in done.stdout
     header = next(line for line in done.stdout.splitlines() if line.startswith("file "))
     assert "official" in header and "loads" in header
+
+
+def _processes() -> dict:
+    """{pid: (parent pid, start time, state, command line)} of every process, from /proc."""
+    found = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        found[int(name)] = (int(stat[1]), int(stat[19]), stat[0].decode(), command)
+    return found
+
+
+def _tree(root: int, table: dict) -> dict:
+    """{pid: start time} of the processes below ``root`` (its checks, their workers, what those forked)."""
+    below, todo = {}, [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, start, _, _) in table.items():
+            if ppid == parent and pid not in below:
+                below[pid] = start
+                todo.append(pid)
+    return below
+
+
+@pytest.mark.slow  # two check processes and their workers
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the run's processes through /proc")
+def test_sigint_ends_every_process_of_a_many_file_run(tmp_path):
+    out = tmp_path / "out"
+    files = [EXAMPLES / "per_group_quant_slow.py", EXAMPLES / "correct_reference_style.py", EXAMPLES / "wrong_tail.py"]
+    command = [sys.executable, "-m", "fuzz.cli", "check", *map(str, files), "--jobs", "2", "--budget", "0",
+               "--out-dir", str(out)]
+    env = dict(os.environ, MXFP4_FUZZ_BATCHED="0",  # per_group_quant_slow runs for a minute, not seconds
+               PYTHONPATH=os.pathsep.join(filter(None, [str(EXAMPLES.parents[1]), os.environ.get("PYTHONPATH")])))
+    with open(tmp_path / "stdout", "wb") as stdout, open(tmp_path / "stderr", "wb") as stderr:
+        run = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, cwd=tmp_path)
+    try:
+        seen: dict = {}
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and run.poll() is None:  # both checks, each with its worker
+            table = _processes()
+            tree = _tree(run.pid, table)
+            seen.update(tree)
+            checks = [p for p in tree if str(out) in table[p][3]]
+            workers = [p for p in tree if "fuzz.submission.worker" in table[p][3]]
+            if len(checks) == 2 and len(workers) >= 2:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the run did not reach two checks with their workers: {(tmp_path / 'stderr').read_text()}")
+        seen.update(_tree(run.pid, _processes()))
+        os.kill(run.pid, signal.SIGINT)
+        assert run.wait(timeout=60) == 130, (tmp_path / "stdout").read_text()[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["exit_code"] == 130
+    rows = {Path(r["file"]).name: r for r in summary["files"]}
+    assert len(rows) == 3 and rows["per_group_quant_slow.py"]["error"].startswith("interrupted after"), rows
+    assert all((r["error"] or "").startswith("interrupted") or r["exit_code"] != 130 for r in rows.values()), rows
+    assert "Traceback" not in (tmp_path / "stdout").read_text() + (tmp_path / "stderr").read_text()
+    deadline = time.monotonic() + 5
+    while True:  # not a zombie: a dead process init has not reaped yet runs nothing
+        table = _processes()
+        left = [table[p][3] for p, start in seen.items()
+                if p in table and table[p][1] == start and table[p][2] != "Z"]
+        left += [c for p, (_, _, state, c) in table.items() if str(out) in c and state != "Z"]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not left, left
