@@ -16,7 +16,9 @@ Each checked call is judged as the runner judges it: ``official_verdict`` (1e-2)
 product rounded to bf16 (``_official_expected``); the first failure fails the mode, naming the shape and
 the call. Seeds are the nominal ones (BENCHMARK_TESTS): the runner mixes a secret POPCORN_SEED in.
 
-On the CPU tier N is narrowed to N / NARROWING (a multiple of 16; M, K and seeds are the runner's):
+On the CPU tier N is narrowed to N / NARROWING (rounded down to a multiple of 64, the contract's; M, K and
+seeds are the runner's), and a failure there is confirmed by the mode run again at the runner's N up to
+the failing call before it is a FAIL (``confirm_at_runner_shape``; else NOT RUN):
 building one input of a full benchmark shape costs seconds there (the reference quantizes B), and a
 leaderboard mode builds 25. Dividing every N alike keeps the shapes distinct and in the runner's order of
 sizes, so what the allocator hands back from one shape to the next stays as alike as narrowing allows (one
@@ -30,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from fuzz.judge.oracle import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
+from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, Program, _official_expected,
                                     contract_problem, tier_limited_call)
 
@@ -53,7 +56,65 @@ def mode_cases(tier: str) -> list[Case]:
 
 
 def narrowed(n: int) -> int:
-    return max(16, n // NARROWING // 16 * 16)
+    """N / NARROWING rounded down to the contract's multiple of 64 (never below 64): a narrowed shape must
+    still be one the file has to serve."""
+    return max(64, n // NARROWING // 64 * 64)
+
+
+def runner_case(case: Case) -> Case:
+    """A narrowed mode case at the runner's own N (the same M, K and seed)."""
+    for m, n, k, _ in BENCHMARK_TESTS:
+        if (m, k) == (case.m, case.k) and narrowed(n) == case.n:
+            return dataclasses.replace(case, n=n)
+    return case
+
+
+def _up_to(program: Program, out: str) -> Program:
+    """``program`` cut after the call that returns ``out``."""
+    cut = Program()
+    cut.case_of = dict(program.case_of)
+    for step, line in zip(program.steps, program.lines):
+        cut._add(step, line)
+        if step.get("out") == out:
+            break
+    return cut
+
+
+def confirm_at_runner_shape(ctx: Context, mode: str, call: Checked, failure: str) -> Outcome:
+    """A mode that failed with N narrowed (the CPU tier), run again at the runner's own N up to the failing
+    call (the same steps: the warm-up, the shapes before, the iterations before, so a failure that rests on
+    what earlier calls left behind is reproduced too), and that call judged. It fails there too: the mode's
+    FAIL, confirmed. It passes: NOT RUN (a file keyed on the runner's exact N may fail only narrowed). The
+    time budget running out first: NOT RUN. A FAIL is never claimed from a shape the runner does not run."""
+    verdict = MODE_VERDICTS[mode]
+    build = benchmark_program if mode == "benchmark" else leaderboard_program
+    full_program, full_checked = build([runner_case(c) for c in mode_cases(ctx.tier)])
+    program = _up_to(full_program, call.out)
+    full = next(c.case for c in full_checked if c.out == call.out)
+    narrowed_note = f"with N narrowed to {call.case.n}"
+    try:
+        result, outputs = ctx.execute(program)
+    except BudgetExhausted as cut:
+        return ctx.outcome(verdict, "not_run", f"{mode} mode fails {narrowed_note} at {call.where}: {failure}; not "
+                           f"confirmed at the runner's N={full.n}: {cut.why}", program)
+    if result.kind != "ok":
+        return ctx.death(verdict, program, result, full)
+    limited = tier_limited_call(ctx, verdict, program, outputs)
+    if limited is not None:
+        return limited
+    record = outputs[call.out]
+    problem = contract_problem(record, full)
+    confirmed = (f"{mode} mode fails at {call.where} with N narrowed to {call.case.n}, confirmed at the runner's "
+                 f"({full.m},{full.n},{full.k}) seed {full.seed} (the mode run again at the runner's N up to that call)")
+    if problem:
+        return ctx.outcome(verdict, "fail", f"{confirmed}: the call {problem}", program, full)
+    official = official_verdict(result.tensor(record), _official_expected(full).clone())
+    if official.passed:
+        return ctx.outcome(verdict, "not_run", f"{mode} mode fails {narrowed_note} at {call.where}: {failure}; run "
+                           f"again at the runner's N={full.n} up to that call, it passes: not a FAIL the runner would "
+                           "give, as far as this tier can tell", program)
+    return ctx.outcome(verdict, "fail", f"{confirmed}: {official.summary}", program, full, official=official,
+                       error_map=official.error_map)
 
 
 def _shape(case: Case) -> str:
@@ -129,6 +190,8 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
         record = outputs[call.out]
         problem = contract_problem(record, call.case)
         if problem:
+            if runner_case(call.case) != call.case:
+                return confirm_at_runner_shape(ctx, mode, call, f"the call {problem}")
             return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: the call {problem}", program,
                                call.case)
         official = official_verdict(result.tensor(record), expected.clone())
@@ -138,6 +201,8 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
                                      lambda out: not official_verdict(out, expected.clone()).passed)
         if doubt:
             return ctx.outcome(verdict, "not_run", f"{mode} mode: {call.where}: {official.summary}; {doubt}", program)
+        if runner_case(call.case) != call.case:
+            return confirm_at_runner_shape(ctx, mode, call, official.summary)
         return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: {official.summary}", program,
                            call.case, official=official, error_map=official.error_map)
     calls = sum(1 for step in program.steps if step["do"] == "call")
