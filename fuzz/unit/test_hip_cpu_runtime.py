@@ -4,6 +4,7 @@ a wave runs in is chosen per launch, and what the model does not run (lanes of o
 operations, a barrier some threads never reach) ends the launch and is named for the call's NOT RUN."""
 import ctypes
 import os
+import platform
 
 import pytest
 
@@ -52,9 +53,14 @@ extern "C" const char* error_text(int code) { return hipGetErrorString(code); }
 """
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    path = build.compile_shared([SOURCE], tmp_path_factory.mktemp("hip_cpu_runtime") / "k.so")
+# Fiber switches: the model's own on x86-64, and ucontext (every other host, or -DHIPCPU_UCONTEXT): both must
+# run the same schedule, so every test here runs on each.
+@pytest.fixture(scope="module", params=["own_switch", "ucontext"])
+def lib(tmp_path_factory, request):
+    if request.param == "own_switch" and platform.machine() != "x86_64":
+        pytest.skip("the model's own fiber switch is x86-64 only; this host uses ucontext")
+    defines = ["HIPCPU_UCONTEXT"] if request.param == "ucontext" else []
+    path = build.compile_shared([SOURCE], tmp_path_factory.mktemp("hip_cpu_runtime") / "k.so", defines=defines)
     library = ctypes.CDLL(str(path))
     library.run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
     library.error_text.restype = ctypes.c_char_p
@@ -156,7 +162,7 @@ def test_a_divergent_lane_operation_in_a_submission_is_not_run(tmp_path):
     """Whatever the file makes of the failed launch (here: it raises), the call is NOT RUN, named."""
     from fuzz.search.strategies import Case
     from fuzz.submission import checks
-    from fuzz.submission.explicit_plan import TIER
+    from fuzz.testing.explicit_plan import TIER
     from fuzz.submission.runner import SubmissionRunner
 
     if TIER != "cpu":

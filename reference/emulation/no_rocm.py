@@ -313,7 +313,8 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     if clang is None:
         raise HipModelRefused(f"load_inline({name!r}): no clang++ here to build HIP for the CPU model")
     options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
-    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + ["-O1", "-w", "-include", str(build.HEADER)]
+    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + [
+        *build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}", "-include", str(build.HEADER)]
     options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
     sources = _as_list(cpp_sources) + [build.translate_torch(c) for c in cuda]
     previous = os.environ.get("CXX")

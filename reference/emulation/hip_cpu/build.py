@@ -31,6 +31,12 @@ INLINE_ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(")
 LAUNCH = re.compile(r"<<<(.*?)>>>\s*\(", re.DOTALL)
 EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?([\w:<>\s]+?)\s*(\w+)\s*\[\s*\]\s*;")
 CACHE = Path(tempfile.gettempdir()) / "mxfp4-fuzz-hip-cpu"
+# The model's compile flags, for the hipcc and HIPRTC routes and load_inline's (whose -std is torch's) alike. -O2: the switch from -O1
+# cost nothing measurable in build time (1.1 s to 1.2 s for the example GEMM; a load_inline build is torch's
+# headers either way) and halved the example GEMM's run time (docs/hip_cpu.md, Speed). -ffp-contract=off: a
+# mul and an add round separately, whatever the host (x86-64 without -march has no FMA to contract into;
+# an aarch64 host would otherwise fuse them); no -ffast-math anywhere.
+MODEL_FLAGS = ("-O2", "-ffp-contract=off", "-w")
 
 
 class NotModelled(RuntimeError):
@@ -133,9 +139,9 @@ def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout
     if clang is None:
         raise NotModelled("no clang++ here to build HIP for the CPU model (Debian: apt-get install clang)")
     translated = translate(text)
-    flags = ["-std=c++17", "-O1", "-fPIC", "-shared", "-w", "-include", str(HEADER), "-I", str(INCLUDE)]
+    flags = ["-std=c++17", *MODEL_FLAGS, "-fPIC", "-shared", "-include", str(HEADER), "-I", str(INCLUDE)]
     flags += [f"-D{d}" for d in defines] + [f"-I{i}" for i in includes]
-    key = hashlib.sha256((translated + "\0".join(flags) + HEADER.read_text() + _headers_digest()).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([translated, clang, *flags, model_digest()]).encode()).hexdigest()[:16]
     CACHE.mkdir(parents=True, exist_ok=True)
     cached = CACHE / f"{key}.so"
     if not cached.exists():
@@ -159,5 +165,8 @@ def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout
     return output
 
 
-def _headers_digest() -> str:
-    return "".join(p.read_text() for p in sorted(INCLUDE.rglob("*.h")))
+def model_digest() -> str:
+    """A digest of the model's headers: part of every build's cache key (torch's load_inline cache sees it as a
+    define, since torch hashes only the sources it is given, not the headers they include)."""
+    text = "\0".join(f"{p.relative_to(INCLUDE)}\0{p.read_text()}" for p in sorted(INCLUDE.rglob("*.h")))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -83,6 +83,24 @@ inline const double* element_table(int format) {
     return tables[format < 0 || format > 4 ? 4 : format];
 }
 
+// fp6 and fp4 (formats 2, 3, 4) have no NaN or Inf and every value is a multiple of 2^-4 of at most 28 in
+// magnitude: a product is a multiple of 2^-8 below 2^10, and a 32-K block's sum one below 2^15, 23 bits. So
+// every partial sum of the fma chain is exact in fp32, and the chain's result is the exact sum, which an
+// integer sum in units of 2^-8 computes bit for bit (zero included: a chain from +0 never reaches -0).
+inline bool block_sum_exact(int format) { return format >= 2 && format <= 4; }
+
+// Values of every code of an exact format in units of 2^-4 (element_table's values times 16).
+inline const short* element_units(int format) {
+    static short tables[5][64];
+    static bool built = false;
+    if (!built) {
+        for (int f = 2; f < 5; ++f)
+            for (unsigned c = 0; c < (1u << format_bits(f)); ++c) tables[f][c] = (short)(decode_element(c, f) * 16.0);
+        built = true;
+    }
+    return tables[format];
+}
+
 // The scaled block sums of one wave's lane operation, computed by the first lane that reads them (one
 // per wave: another wave's lanes may run theirs before this wave's lanes have all read).
 template <int Rows>
@@ -90,6 +108,35 @@ struct MfmaTile {
     long long epoch = -1;
     float blocks[Rows][Rows][64 / Rows];
 };
+
+// mfma_scale's block sums where both formats are exact (block_sum_exact): integer dot products in units of
+// 2^-8, then the same scaling (ldexp of the exact sum) as the fma chain's.
+template <int Rows>
+inline void mfma_exact_blocks(MfmaTile<Rows>& tile, int opsel_a, int opsel_b, int cbsz, int blgp) {
+    constexpr int kBlocks = 64 / Rows, kK = 32 * kBlocks;
+    const short* ua = element_units(cbsz);
+    const short* ub = element_units(blgp);
+    alignas(64) static short av[Rows][kK], bv[Rows][kK];  // [row][k of the instruction]
+    int sa[Rows][kBlocks], sb[Rows][kBlocks];
+    for (int lane = 0; lane < kWave; ++lane) {
+        MfmaDeposit dep = lane_value<MfmaDeposit>(lane);
+        int row = lane % Rows, blk = lane / Rows;
+        sa[row][blk] = ((unsigned)dep.scale_a >> (8 * (opsel_a & 3))) & 0xFF;
+        sb[row][blk] = ((unsigned)dep.scale_b >> (8 * (opsel_b & 3))) & 0xFF;
+        for (int t = 0; t < 32; ++t) {
+            av[row][operand_k(lane, t, Rows, cbsz)] = ua[operand_code(dep.a, t, cbsz)];
+            bv[row][operand_k(lane, t, Rows, blgp)] = ub[operand_code(dep.b, t, blgp)];
+        }
+    }
+    for (int m = 0; m < Rows; ++m)
+        for (int n = 0; n < Rows; ++n)
+            for (int blk = 0; blk < kBlocks; ++blk) {
+                int sum = 0;
+                for (int k = 32 * blk; k < 32 * blk + 32; ++k) sum += av[m][k] * bv[n][k];
+                tile.blocks[m][n][blk] = sa[m][blk] == 0xFF || sb[n][blk] == 0xFF
+                    ? NAN : std::ldexp((float)sum, sa[m][blk] + sb[n][blk] - 254 - 8);
+            }
+}
 
 // D = C + sum over K blocks of 2^(sa - 127) 2^(sb - 127) sum_{k in block} A[m][k] B[n][k] (ISA 7.2).
 // Rounding inside the instruction is not documented: this follows AMD's emulator rocjitsu (each block
@@ -103,6 +150,10 @@ inline Acc mfma_scale(const hipcpu_v8i& a, const hipcpu_v8i& b, const Acc& c, in
     MfmaDeposit mine{a, b, scale_a, scale_b};
     return wave_exchange(mine, [&] {
         MfmaTile<Rows>& tile = tiles[me().linear / kWave];
+        if (tile.epoch != wave_epoch() && block_sum_exact(cbsz) && block_sum_exact(blgp)) {
+            mfma_exact_blocks<Rows>(tile, opsel_a, opsel_b, cbsz, blgp);
+            tile.epoch = wave_epoch();
+        }
         if (tile.epoch != wave_epoch()) {
             const double* ta = element_table(cbsz);
             const double* tb = element_table(blgp);

@@ -2,7 +2,7 @@
 // clang++ with this header forced in front (-include), runs its kernels here so their numbers get verdicts.
 //
 // Execution model (docs/hip_cpu.md says why, and what is not modelled):
-//   * a launch walks its blocks one after another; inside a block the threads run on fibers (ucontext) of
+//   * a launch walks its blocks one after another; inside a block the threads run on fibers of
 //     the calling host thread, in thread order, each until it reaches a synchronisation point; a thread
 //     that waits keeps its fiber, one that exits hands it to the next thread;
 //   * __syncthreads() is a block barrier: a thread waits until every thread of the block that has not
@@ -32,7 +32,6 @@
 #include <tuple>
 #include <type_traits>
 #include <vector>
-#include <ucontext.h>
 
 #define __global__ __attribute__((used))
 #define __device__
@@ -60,7 +59,98 @@ struct dim3 {
     constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+// Fiber switches. On x86-64 a switch is a few instructions of our own (the callee-saved registers, MXCSR and
+// the x87 control word; no signal mask, which swapcontext saves and restores by a system call each time: the
+// example GEMM made 2 048 switches a block step, 80% of its run time); elsewhere, or with
+// -DHIPCPU_UCONTEXT, ucontext. The two run the same schedule (test_hip_cpu_runtime.py runs both).
+#if defined(__x86_64__) && !defined(HIPCPU_UCONTEXT)
+#define HIPCPU_OWN_SWITCH 1
+extern "C" void hipcpu_fiber_switch(void** save_sp, void* load_sp) __attribute__((visibility("hidden")));
+extern "C" void hipcpu_fiber_start() __attribute__((visibility("hidden")));
+// Saves this fiber's registers on its stack and its stack pointer in *save_sp, then resumes the fiber whose
+// stack pointer is load_sp. A new fiber's stack (fiber_make) holds the same frame, returning into
+// hipcpu_fiber_start, which calls the entry in r13 with the argument in r12 (the entry never returns).
+__asm__(R"(
+    .text
+    .weak hipcpu_fiber_switch
+    .hidden hipcpu_fiber_switch
+    .type hipcpu_fiber_switch, @function
+hipcpu_fiber_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $16, %rsp
+    stmxcsr 8(%rsp)
+    fnstcw (%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    fldcw (%rsp)
+    ldmxcsr 8(%rsp)
+    addq $16, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size hipcpu_fiber_switch, .-hipcpu_fiber_switch
+    .weak hipcpu_fiber_start
+    .hidden hipcpu_fiber_start
+    .type hipcpu_fiber_start, @function
+hipcpu_fiber_start:
+    movq %r12, %rdi
+    callq *%r13
+    ud2
+    .size hipcpu_fiber_start, .-hipcpu_fiber_start
+)");
+#else
+#include <ucontext.h>
+#endif
+
 namespace hipcpu {
+
+#if defined(HIPCPU_OWN_SWITCH)
+struct FiberContext {
+    void* sp = nullptr;
+};
+inline void fiber_switch(FiberContext& from, FiberContext& to) { hipcpu_fiber_switch(&from.sp, to.sp); }
+// A fiber on ``stack`` that starts in entry(arg): the frame hipcpu_fiber_switch pops (control words as now,
+// r12 = arg, r13 = entry), returning into hipcpu_fiber_start with the stack 16-byte aligned.
+inline void fiber_make(FiberContext& c, char* stack, std::size_t size, void (*entry)(long), long arg) {
+    uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t(15);
+    auto* frame = reinterpret_cast<uint64_t*>(top - 88);  // 88: the frame below, and top - 16 after the return
+    uint32_t mxcsr;
+    uint16_t fpcw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fpcw));
+    frame[0] = fpcw;
+    frame[1] = mxcsr;
+    frame[2] = 0;                                    // r15
+    frame[3] = 0;                                    // r14
+    frame[4] = reinterpret_cast<uint64_t>(entry);   // r13
+    frame[5] = static_cast<uint64_t>(arg);          // r12
+    frame[6] = 0;                                    // rbx
+    frame[7] = 0;                                    // rbp
+    frame[8] = reinterpret_cast<uint64_t>(&hipcpu_fiber_start);  // the return address
+    c.sp = frame;
+}
+#else
+struct FiberContext {
+    ucontext_t context;
+};
+inline void fiber_switch(FiberContext& from, FiberContext& to) { swapcontext(&from.context, &to.context); }
+inline void fiber_make(FiberContext& c, char* stack, std::size_t size, void (*entry)(long), long arg) {
+    getcontext(&c.context);
+    c.context.uc_stack.ss_sp = stack;
+    c.context.uc_stack.ss_size = size;
+    c.context.uc_link = nullptr;  // the entry never returns
+    makecontext(&c.context, (void (*)())entry, 1, arg);
+}
+#endif
 
 constexpr int kWave = 64;
 constexpr std::size_t kStack = 256 * 1024;
@@ -79,7 +169,7 @@ struct Thread {
 };
 
 struct Worker {
-    ucontext_t context;
+    FiberContext context;
     char* stack = nullptr;  // kStack bytes, uninitialised (a zeroed vector would memset them per block size)
     bool parked = false;    // waiting at the end of worker_entry's loop for its next thread
 };
@@ -89,7 +179,7 @@ struct Block {
     std::vector<int> order;  // the pass order: waves in turn, lanes in order (or reversed, lane_order())
     std::vector<Worker> workers;  // reused by every block of every launch on this host thread
     std::vector<int> free_workers;
-    ucontext_t scheduler;
+    FiberContext scheduler;
     int current = -1;  // the running thread
     int cursor = -1;   // the position of the last thread the running worker ran: the pass goes on after it
     int assign = -1;   // the thread a worker resumed from the scheduler is to start
@@ -124,7 +214,7 @@ inline int lane_id() { return me().linear % kWave; }
     std::abort();  // a GPU fault ends the kernel; here it ends the process, which the worker reports as a crash
 }
 
-inline ucontext_t& my_worker_context() { return block()->workers[me().worker].context; }
+inline FiberContext& my_worker_context() { return block()->workers[me().worker].context; }
 
 // Ends the running launch with a fault, as a GPU memory fault ends its kernel: this thread never resumes,
 // the scheduler abandons its block and the launch runs no further blocks.
@@ -136,7 +226,7 @@ inline ucontext_t& my_worker_context() { return block()->workers[me().worker].co
     b->faulted = true;
     me().state = 4;
     b->cursor = me().position;
-    swapcontext(&my_worker_context(), &b->scheduler);
+    fiber_switch(my_worker_context(), b->scheduler);
     std::abort();  // never resumed
 }
 
@@ -149,7 +239,7 @@ inline ucontext_t& my_worker_context() { return block()->workers[me().worker].co
 inline void yield_to_scheduler() {
     Block* b = block();
     b->cursor = me().position;
-    swapcontext(&my_worker_context(), &b->scheduler);
+    fiber_switch(my_worker_context(), b->scheduler);
 }
 
 // Everyone of ``group`` (the wave, or the whole block) that has not exited waits here until all have come.
@@ -220,7 +310,7 @@ inline bool lane_exited(int lane) {
 
 // A worker runs the thread it was given, then, while the next thread in order has not started, that one
 // too (the order the scheduler's pass would run them in), then parks until it is given another.
-inline void worker_entry(unsigned int index, unsigned int) {
+inline void worker_entry(long index) {
     const int w = (int)index;
     for (;;) {
         Block* b = block();
@@ -242,7 +332,7 @@ inline void worker_entry(unsigned int index, unsigned int) {
         b->cursor = b->threads[t].position;
         b->workers[w].parked = true;
         b->free_workers.push_back(w);
-        swapcontext(&b->workers[w].context, &b->scheduler);
+        fiber_switch(b->workers[w].context, b->scheduler);
     }
 }
 
@@ -261,11 +351,7 @@ inline void start_worker(Block* b, int w) {
     Worker& k = b->workers[w];
     if (k.parked) return;
     if (k.stack == nullptr) k.stack = static_cast<char*>(std::malloc(kStack));
-    getcontext(&k.context);
-    k.context.uc_stack.ss_sp = k.stack;
-    k.context.uc_stack.ss_size = kStack;
-    k.context.uc_link = &b->scheduler;
-    makecontext(&k.context, (void (*)())worker_entry, 2, (unsigned)w, 0u);
+    fiber_make(k.context, k.stack, kStack, worker_entry, w);
 }
 
 inline long long& launch_count() { static thread_local long long n = 0; return n; }
@@ -334,7 +420,7 @@ inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
             }
             b->current = t;
             ran = true;
-            swapcontext(&b->scheduler, &b->workers[w].context);
+            fiber_switch(b->scheduler, b->workers[w].context);
             p = b->cursor;
         }
         if (!ran && b->live > 0 && !b->faulted) {
