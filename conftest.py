@@ -13,7 +13,7 @@ import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET=1 where no GPU is visi
 from fuzz.search import profiles# noqa: E402
 from reference.emulation.select import parse_mode as parse_aiter_mode  # noqa: E402
 
-pytest_plugins = ("fuzz.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
+pytest_plugins = ("fuzz.testing.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
 
 
 def pytest_addoption(parser):
@@ -66,6 +66,20 @@ def pytest_addoption(parser):
         "the fuzz suite to kill it; prints the kill table.",
     )
     group.addoption(
+        "--no-shrink",
+        action="store_true",
+        default=False,
+        help="Report a failing test's first failing example without shrinking it (the mutation self-check: a kill "
+        "needs a failure, not a minimal one; shrinking was most of a mutant's time).",
+    )
+    group.addoption(
+        "--run-first",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="Run the tests whose node id contains TEXT before the others (repeatable; the order is kept otherwise).",
+    )
+    group.addoption(
         "--example-db",
         metavar="DIR|github:OWNER/REPO",
         default=None,
@@ -83,7 +97,7 @@ def pytest_addoption(parser):
 
 def pytest_generate_tests(metafunc):
     if "corpus_case" in metafunc.fixturenames:
-        from fuzz.search import corpus
+        from fuzz.subjects import corpus
 
         files = metafunc.config.getoption("--replay")
         cases = [corpus.load(f).case for f in files] if files else list(corpus.iter_corpus())
@@ -104,6 +118,9 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "deep" in item.keywords:
                 item.add_marker(skip)
+    first = config.getoption("--run-first")
+    if first:  # a stable sort: within each group the collection order stays
+        items.sort(key=lambda i: next((n for n, text in enumerate(first) if text in i.nodeid), len(first)))
     replay = [i for i in items if "corpus_case" in getattr(i, "fixturenames", ())]
     if config.getoption("--replay"):
         items[:] = replay
@@ -154,7 +171,8 @@ def pytest_configure(config):
         database = database_for(config.getoption("--example-db"))
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
-    profiles.load(config.getoption("--profile"), database)  # after use_aiter: the db key names the aiter
+    profiles.load(config.getoption("--profile"), database,  # after use_aiter: the db key names the aiter
+                  shrink=not config.getoption("--no-shrink"))
     if config.getoption("--codegen") is None:
         config.option.codegen = profiles.active() in ("ci", "deep")
     spec = config.getoption("--faults")

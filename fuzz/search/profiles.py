@@ -43,17 +43,25 @@ for _name, _kw in PROFILES.items():
     settings.register_profile(_name, **{**_COMMON, **_kw})
 
 
-def load(name: str | None, database=None) -> None:
+def load(name: str | None, database=None, shrink: bool = True) -> None:
     """Load a profile; None picks gpu where a GPU is visible, smoke elsewhere. ``database``: a
-    Hypothesis example database to use instead of the default (see fuzz/search/example_db.py)."""
+    Hypothesis example database to use instead of the default (see fuzz/search/example_db.py).
+    ``shrink=False``: a failure is reported as first found (the mutation self-check needs a kill, not a
+    minimal case); the number of examples and their draws are the profile's."""
     global _active
     if name is None:
         from kernels.platform import detect
 
         name = "smoke" if detect().tier == "cpu" else "gpu"
+    changes = {}
     if database is not None:
-        settings.register_profile(f"{name}-shared-db", settings.get_profile(name), database=database)
-        settings.load_profile(f"{name}-shared-db")
+        changes["database"] = database
+    if not shrink:
+        changes["phases"] = [p for p in settings.get_profile(name).phases if p is not Phase.shrink]
+    if changes:
+        variant = name + "".join(f"-{key}" for key in sorted(changes))
+        settings.register_profile(variant, settings.get_profile(name), **changes)
+        settings.load_profile(variant)
     else:
         settings.load_profile(name)
     _active = name

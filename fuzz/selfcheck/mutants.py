@@ -40,11 +40,11 @@ class Mutant:
 
 
 def _byte0_already_zero(tier: str) -> str | None:
-    from fuzz.judge import oracle
+    from fuzz.judge import verdicts
 
-    if "zero" in oracle.scale_byte0_rules(tier):
+    if "zero" in verdicts.scale_byte0_rules(tier):
         return (f"equivalent on the {tier} tier: its tl.dot_scaled already decodes E8M0 byte 0 as 0 (Triton's "
-                "software lowering, measured on the H200), which the oracle accepts there (fuzz/judge/oracle.py "
+                "software lowering, measured on the H200), which the oracle accepts there (fuzz/judge/verdicts.py "
                 "TIER_SCALE_BYTE0); killable on gfx950, whose MFMA-scale decodes 2^-127")
     return None
 
@@ -91,6 +91,7 @@ MUTANTS = (
 
 # What a mutant run executes: the fuzz tests over kernels/ (not the unit tests, which test the
 # reference and the emulation, not the kernels).
+RUN_FIRST = ("[dispatch]",)
 MUTANT_TESTS = ("fuzz/test_paths.py", "fuzz/test_integrity.py", "fuzz/test_policy.py")
 COPIED = ("kernels", "reference", "fuzz", "conftest.py", "pyproject.toml")
 # Before judging the suite: the mutated package must import and serve a plain in-contract shape
@@ -164,8 +165,10 @@ def run_mutant(mutant: Mutant, profile: str = "smoke", timeout: float = 900) -> 
             return MutantResult(mutant.name, False, 0.0, "stillborn: the mutated fused path fails on a plain shape",
                                 viable.stderr[-3000:])
         tests = [t for t in MUTANT_TESTS if (root / t).exists()]
+        # A kill needs one failing example, not a minimal one: no shrinking (it was most of a mutant's time). The
+        # tests over the dispatcher first: it serves every path, so it meets most bugs first; the rest follow.
         cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-p", "no:cacheprovider", "--profile", profile,
-               "-o", "addopts=", "--tb=short"]
+               "-o", "addopts=", "--tb=short", "--no-shrink", *(f"--run-first={t}" for t in RUN_FIRST)]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout)
