@@ -24,7 +24,7 @@ from hypothesis import given, strategies as st
 from fuzz.judge import trace as trace_mod
 from fuzz.judge.policy import TIERS, PolicyViolation, check_policy, load_policy
 from fuzz.judge.trace import trace_calls
-from kernels import asm, configs, dispatch, faults, fused, helper
+from kernels import aiter_helper, asm, configs, dispatch, faults, fused
 from kernels.dispatch import CallRecord, NoPathError
 from kernels.faults import FaultSpecError, poison_mask
 from kernels.path import FunctionPath, RunInfo
@@ -508,10 +508,10 @@ def _aiter_path_or_skip(path):
 
 
 def test_trace_shows_aiter_functions_when_the_helper_path_serves():
-    _aiter_path_or_skip(helper.PATH)
+    _aiter_path_or_skip(aiter_helper.PATH)
     data = _input((4, 64, 256), 3)
     with trace_calls() as trace:
-        y, info = helper.PATH.run(data)
+        y, info = aiter_helper.PATH.run(data)
     assert trace.names("aiter") == ["gemm_a16wfp4_preshuffle"], trace.render()
     assert_meets_bound(y, data, info)
 

@@ -12,10 +12,11 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from fuzz.judge import oracle
+from fuzz.judge import verdicts
+from fuzz.judge.verdicts import accumulation_model
 from fuzz.search import profiles, strategies
-from fuzz.subjects import accumulation_model
-from fuzz.judge.kernel_paths import TIER, available_subject, subject_shapes
+from fuzz.subjects.fuzzing import TIER, subject_shapes
+from fuzz.testing.subjects import available_or_skip
 
 # The subjects that hold state across calls: the dispatcher (what gets submitted: failure memo,
 # history), the ASM path (quantized-A cache) and a split-K path (workspaces). The stateless paths
@@ -26,7 +27,7 @@ FEW = settings(max_examples=max(2, profiles.max_examples() // 4))
 
 @pytest.fixture(params=STATEFUL, scope="module")
 def subject(request):
-    return available_subject(request.param)
+    return available_or_skip(request.param)
 
 
 @st.composite
@@ -52,7 +53,7 @@ def adversarial(case, data):
 
 def judge(subject, y, info, data):
     cpu = tuple(t.cpu() for t in data)
-    v = oracle.check_product(y, cpu, splits=info.splits, rounding=info.rounding, **accumulation_model())
+    v = verdicts.check_product(y, cpu, splits=info.splits, rounding=info.rounding, **accumulation_model())
     assert v.passed, f"{subject.name}: {v.summary}"
 
 

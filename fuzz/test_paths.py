@@ -9,15 +9,17 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.control import current_build_context, currently_in_test_context
 
-from fuzz.judge import attribution, oracle
+from fuzz.judge import attribution, verdicts
 from fuzz.judge.cards import FailureCard
-from fuzz.judge.kernel_paths import SUBJECTS, TIER, available_subject, run_and_judge, subject_cases
-from fuzz.search import corpus, strategies
+from fuzz.search import strategies
+from fuzz.subjects import corpus
+from fuzz.subjects.fuzzing import SUBJECTS, TIER, run_and_judge, subject_cases
+from fuzz.testing.subjects import available_or_skip
 
 
 @pytest.fixture(params=sorted(SUBJECTS), scope="module")
 def subject(request):
-    return available_subject(request.param)
+    return available_or_skip(request.param)
 
 
 class WrongProduct(AssertionError):
@@ -71,7 +73,7 @@ def test_stage_a_quantization_is_bit_exact(subject, data):
     case = data.draw(subject_cases(subject, production=False), label="case")  # per group: K's size is moot
     A = case.build(TIER.device)[0][0]
     packed, scales = subject.quantize_a(A)
-    verdict = oracle.check_stage_a_quant(packed.cpu(), scales.cpu(), A.cpu())
+    verdict = verdicts.check_stage_a_quant(packed.cpu(), scales.cpu(), A.cpu())
     if not verdict.passed:
         report(FailureCard.from_verdicts(case, subject, TIER.tier, verdict), case)
 

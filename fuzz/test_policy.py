@@ -6,7 +6,7 @@ On the CPU tier only the cheapest benchmark shape runs (the interpreter needs ~5
 import pytest
 
 from fuzz.judge.policy import check_policy, load_policy
-from fuzz.judge.kernel_paths import TIER
+from fuzz.subjects.fuzzing import TIER
 from kernels import configs, dispatch, fused
 from reference import generate_input
 

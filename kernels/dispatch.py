@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kernels import asm, fused, helper
+from kernels import aiter_helper, asm, fused
 from kernels.path import Path, PathUnavailable, RunInfo
 
-DEFAULT_PATHS: tuple = (fused.PATH, helper.PATH, asm.ASM_PATH, asm.A4W4_PATH)
+DEFAULT_PATHS: tuple = (fused.PATH, aiter_helper.PATH, asm.ASM_PATH, asm.A4W4_PATH)
 
 
 class NoPathError(RuntimeError):

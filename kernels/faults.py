@@ -472,7 +472,7 @@ def main(argv=None) -> int:
     data = generate_input(*args.shape, seed=args.seed, device=plat.device)
     exact = exact_gemm_from_inputs(data)
     # fp32 accumulation as the suite models it: IEEE round-to-nearest in the interpreter, any faithful
-    # rounding with flushed denormals on a GPU (fuzz.judge.oracle.accumulation_model, which kernels/ cannot import)
+    # rounding with flushed denormals on a GPU (fuzz.judge.verdicts.accumulation_model, which kernels/ cannot import)
     accumulation = ({"unit_roundoff": 2.0**-24, "underflow": "gradual"} if plat.interpreter
                     else {"unit_roundoff": 2.0**-23, "underflow": "ftz"})
     status = 0

@@ -7,9 +7,9 @@
 Parts (each guarded: one that raises is recorded with its error and the rest still run):
   profile     ``pytest fuzz --profile gpu`` in a subprocess (``--pytest-args`` adds e.g. ``-n 4`` or
               ``--mutants``): passed / failed / skipped with every skip's reason, failures' first lines.
-  fuzz        each subject of the suite (fuzz.subjects) for ``--fuzz-seconds``: Hypothesis draws cases
-              from the suite's own strategy (kernel_paths.subject_cases, gpu profile caps) and
-              kernel_paths.run_and_judge checks each (the oracle included), exactly what a test example
+  fuzz        each subject of the suite (fuzz.subjects.kernel_subjects) for ``--fuzz-seconds``: Hypothesis draws cases
+              from the suite's own strategy (fuzz.subjects.fuzzing.subject_cases, gpu profile caps) and
+              fuzzing.run_and_judge checks each (the oracle included), exactly what a test example
               does. Examples/min with and without the calls that compiled a kernel, compile seconds.
   compile     100 random in-contract shapes through the fused path: distinct configs, compile keys,
               compiled kernels (Triton's own cache entries), compile seconds; the bound is 1 kernel per
@@ -150,7 +150,7 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
-    from fuzz.judge import kernel_paths
+    from fuzz.subjects import fuzzing
 
     watch = CompileWatch()
     streams = set()
@@ -164,13 +164,13 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
     @given(data=st.data())
     def body(data):
-        case = data.draw(kernel_paths.subject_cases(subject), label="case")
+        case = data.draw(fuzzing.subject_cases(subject), label="case")
         streams.add(case.stream)
         if time.perf_counter() > stop:  # after the draw: Hypothesis's replay of this "failure" draws the same
             raise _TimeUp
         before, t0, phases = watch.count(), time.perf_counter(), {}
         try:
-            card = kernel_paths.run_and_judge(subject, case, phases)
+            card = fuzzing.run_and_judge(subject, case, phases)
         except Exception as exc:  # the path raised: an error, recorded with its case
             stats["errored"] += 1
             if len(stats["errors"]) < KEEP:
@@ -226,17 +226,17 @@ def fuzz_subject(subject, seconds: float, seed: int, max_examples: int = 100_000
 
 
 def run_fuzz(seconds: float, seed: int, names=None, caps: str = "gpu") -> dict:
-    from fuzz.judge import kernel_paths
+    from fuzz.subjects import fuzzing
     from fuzz.search import profiles
 
     with profiles.shape_caps_of(caps):  # the shapes `pytest fuzz --profile gpu` draws
-        return _fuzz_subjects(kernel_paths, seconds, seed, names)
+        return _fuzz_subjects(fuzzing, seconds, seed, names)
 
 
-def _fuzz_subjects(kernel_paths, seconds: float, seed: int, names) -> dict:
+def _fuzz_subjects(fuzzing, seconds: float, seed: int, names) -> dict:
 
     results = {}
-    for name, subject in kernel_paths.SUBJECTS.items():
+    for name, subject in fuzzing.SUBJECTS.items():
         if names and name not in names:
             continue
         ok, why = subject.available()

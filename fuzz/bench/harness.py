@@ -93,7 +93,7 @@ def measure_copy_bandwidth(device, nbytes: int = COPY_BYTES, samples: int = 10) 
 def count_outside_bound(y: torch.Tensor, data, splits: int, rounding: str) -> int:
     """Elements of ``y`` outside what a correct fp32-accumulating kernel may return (reference.oracle.gemm);
     elements where an fp32 intermediate may overflow are not counted."""
-    from fuzz.judge.oracle import accumulation_model
+    from fuzz.judge.verdicts import accumulation_model
 
     exact = exact_gemm_from_inputs(data)
     lo, hi = acceptable_range(exact, accumulation_bound(exact, splits, **accumulation_model()), rounding)

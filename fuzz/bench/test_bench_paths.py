@@ -134,7 +134,7 @@ def test_gpu_run_smoke_writes_its_report(tmp_path, monkeypatch, request):
 def test_fuzz_loop_counts_wrong_answers_and_errors_with_the_suites_judge():
     from fuzz.search import profiles
     from fuzz.bench import gpu_run
-    from fuzz.subjects import Subject
+    from fuzz.subjects.kernel_subjects import Subject
     from kernels.path import RunInfo
 
     def ones(data):

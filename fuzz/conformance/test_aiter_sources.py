@@ -24,7 +24,7 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
+from fuzz.testing.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
 from kernels.platform import detect
 from reference import generate_input
 

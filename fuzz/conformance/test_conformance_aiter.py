@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-from fuzz.fixtures_aiter import assert_within_bound, emulated
+from fuzz.testing.fixtures_aiter import assert_within_bound, emulated
 from kernels.platform import detect
 from reference import e8m0_unshuffle, exact_gemm, exact_gemm_from_inputs, generate_input, unshuffle_weight
 from reference.emulation import gfx950_asm

@@ -1,1 +1,1 @@
-"""How an output is judged: the oracle's bound and verdicts, the attribution of a failure to a stage, the failure cards, the official check, the trace of what ran, the path policy."""
+"""How an output is judged: the verdict ladder (the oracle's bound under the tier's rules), the attribution of a failure to a stage, the failure cards, the official check, the trace of what ran, the path policy."""

@@ -28,7 +28,7 @@ from reference import accumulation_bound, dequantize_mxfp4, e8m0_unshuffle, exac
 from reference.oracle.gemm import ExactProduct
 from reference.oracle.quant import BLOCK
 
-from fuzz.judge.oracle import as_f64, bf16_ulp, failure_mask
+from fuzz.judge.verdicts import as_f64, bf16_ulp, failure_mask
 
 ROW_TILES = (8, 16, 32, 64)
 COLUMN_TILES = (64, 128, 256)

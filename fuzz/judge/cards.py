@@ -24,7 +24,7 @@ class FailureCard:
     tier: str  # cpu | nvidia | amd
     check: str  # the rung that failed: stage_a_quant, product, official, split_invariance, ...
     summary: str  # that rung's one-line verdict
-    worst: dict | None = None  # the worst element (see oracle.check_product)
+    worst: dict | None = None  # the worst element (see verdicts.check_product)
     attribution: list = field(default_factory=list)  # lines from attribution.explain
     official_passed: bool | None = None  # None when the official check was not run
     official_summary: str = ""

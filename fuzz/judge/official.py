@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from fuzz.judge import oracle
+from fuzz.judge import verdicts
 from fuzz.search.strategies import OFFICIAL_TEST_SHAPES
 from kernels.platform import detect
 from reference import exact_gemm_from_inputs, generate_input
@@ -28,8 +28,8 @@ def official_check(custom_kernel, shapes=OFFICIAL_TEST_SHAPES, device=None) -> l
         except Exception as exc:  # the official harness reports an exception as a failed test
             results.append({"shape": list(shape), "passed": False, "summary": f"raised {type(exc).__name__}: {exc}"})
             continue
-        ref = oracle.official_reference(exact_gemm_from_inputs(tuple(t.cpu() for t in data)))
-        v = oracle.official_verdict(y, ref)
+        ref = verdicts.official_reference(exact_gemm_from_inputs(tuple(t.cpu() for t in data)))
+        v = verdicts.official_verdict(y, ref)
         results.append({"shape": list(shape), "passed": v.passed, "summary": v.summary})
     return results
 

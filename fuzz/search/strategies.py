@@ -19,13 +19,12 @@ from hypothesis import event, example
 from hypothesis import strategies as st
 
 from reference import decode_e2m1, e8m0_shuffle, quantize_mxfp4, quantize_weights
-from reference.oracle.e2m1 import E2M1_MAGNITUDES
+from reference.oracle.e2m1 import E2M1_MAGNITUDES, TIE_POINTS
 from reference.oracle.gemm import BF16_MAX
 from reference.oracle.inputs import E8M0, FP4X2
 from reference.oracle.quant import BLOCK
 
 from fuzz.search import input_cache
-from fuzz.judge.oracle import TIE_POINTS
 from fuzz.search.value_streams import LEGACY_STREAM, STREAMS, make_stream
 
 OFFICIAL_TEST_SHAPES = ((8, 2112, 7168), (16, 3072, 1536), (64, 3072, 1536), (256, 2880, 512))

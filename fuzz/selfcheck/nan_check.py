@@ -10,9 +10,9 @@ with Inf in a group. Each quantizer on this tier quantizes A; its bytes are comp
 ``quantize_mxfp4(A, nan=rule)`` for every rule, and the rules it matches bit for bit on every case are
 reported. The tier's own multiply is measured too: ``x * 2^-s`` on the device, classified by the NaN
 bits it returns. ``--gemm`` also runs every subject of the suite on each case through
-``kernel_paths.run_and_judge`` (the verdict a fuzz run gives): there must be no failure.
+``fuzz.subjects.fuzzing.run_and_judge`` (the verdict a fuzz run gives): there must be no failure.
 
-A rule the quantizer matches but the tier does not accept (fuzz.judge.oracle.TIER_NAN_RESULTS) is a false
+A rule the quantizer matches but the tier does not accept (fuzz.judge.verdicts.TIER_NAN_RESULTS) is a false
 alarm waiting to happen; a quantizer matching no rule is a bug or an undocumented behaviour.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from fuzz.judge import oracle
+from fuzz.judge import verdicts
 from fuzz.search import strategies
 from kernels import platform
 from reference.oracle.quant import NAN_RESULTS, block_amax, power_of_two, quantize_mxfp4
@@ -58,7 +58,7 @@ def cases() -> list:
 
 def quantizers() -> dict:
     """name -> callable(A) -> (packed, scales) for each A quantizer that runs on this tier."""
-    from fuzz.subjects import all_subjects
+    from fuzz.subjects.kernel_subjects import all_subjects
 
     found = {}
     for subject in all_subjects():
@@ -98,7 +98,7 @@ def run(gemm: bool = False) -> dict:
     plat = platform.detect()
     device = plat.device
     table = {"tier": plat.tier, "device": plat.describe(), "torch": torch.__version__,
-             "accepted_rules": list(oracle.nan_results()), "quantizers": {}, "multiply": {}, "gemm": {}}
+             "accepted_rules": list(verdicts.nan_results()), "quantizers": {}, "multiply": {}, "gemm": {}}
     if device == "cuda":
         table["gpu"] = torch.cuda.get_device_name(0)
     import triton
@@ -107,9 +107,9 @@ def run(gemm: bool = False) -> dict:
     quants = quantizers()
     subjects = []
     if gemm:
-        from fuzz.judge import kernel_paths
+        from fuzz.subjects import fuzzing
 
-        subjects = [s for s in kernel_paths.SUBJECTS.values() if s.available()[0]]
+        subjects = [s for s in fuzzing.SUBJECTS.values() if s.available()[0]]
     for kind, label, case in cases():
         A = case.build(device)[0][0]
         table["multiply"].setdefault(kind, []).append(sorted(multiply_rule(A)))
@@ -121,10 +121,10 @@ def run(gemm: bool = False) -> dict:
         for subject in subjects:
             if not subject.places_nan and "nan" in label.lower():
                 continue
-            from fuzz.judge import kernel_paths
+            from fuzz.subjects import fuzzing
 
             try:
-                card = kernel_paths.run_and_judge(subject, case)
+                card = fuzzing.run_and_judge(subject, case)
                 outcome = "pass" if card is None else "FAIL: " + card.render().splitlines()[0]
             except Exception as exc:  # a path that raises is reported, not fatal to the table
                 outcome = f"ERROR: {type(exc).__name__}: {exc}"[:300]

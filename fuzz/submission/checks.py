@@ -30,9 +30,12 @@ import torch
 from fuzz.judge.attribution import explain, failure_class
 from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import difference_map, launch_tiles
-from fuzz.judge.oracle import accumulation_model, check_product, official_reference, official_verdict
+from fuzz.judge.verdicts import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
 from fuzz.submission.budget import BudgetExhausted
+from fuzz.submission.lane_order import LaneOrderDoubt
+from fuzz.submission.program import Program
+from fuzz.submission.provenance import tier_limit, where_note
 from reference import exact_gemm_from_inputs
 
 OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))
@@ -114,87 +117,13 @@ def reseeded(case: Case, offset: int) -> Case:
     return dataclasses.replace(case, seed=(case.seed + offset) % (MAX_SEED + 1))
 
 
-class Program:
-    """Steps for the worker, and the same program in words for the card."""
-
-    def __init__(self):
-        self.steps: list = []
-        self.lines: list = []
-        self.case_of: dict = {}  # slot or output name -> the case its values come from
-
-    def _add(self, step: dict, line: str) -> None:
-        self.steps.append(step)
-        self.lines.append(line)
-
-    def build(self, slot: str, case: Case) -> None:
-        self.case_of[slot] = case
-        self._add({"do": "build", "slot": slot, "case": case.to_json()}, f"{slot} = inputs({_short(case)})")
-
-    def write(self, slot: str, case: Case) -> None:
-        self.case_of[slot] = case
-        self._add({"do": "write", "slot": slot, "case": case.to_json()},
-                  f"write the values of ({_short(case)}) into {slot}'s tensors in place")
-
-    def free(self, slot: str) -> None:
-        self._add({"do": "free", "slot": slot}, f"free {slot}")
-
-    def call(self, slot: str, out: str, autotune_choice: int | None = None) -> None:
-        self.case_of[out] = self.case_of[slot]
-        step = {"do": "call", "slot": slot, "out": out}
-        line = f"{out} = custom_kernel({slot})"
-        if autotune_choice is not None:
-            step["autotune_choice"] = autotune_choice
-            line += f" with autotune config {autotune_choice} of each autotuned kernel"
-        self._add(step, line)
-
-    def with_hip_lanes(self, order: str) -> "Program":
-        """This program with the lanes of every wave of the CPU model of HIP run in ``order`` ("reversed", or
-        "rotated" by half a wave) in each call."""
-        again = Program()
-        again.case_of = dict(self.case_of)
-        for step, line in zip(self.steps, self.lines):
-            if step["do"] == "call":
-                step, line = {**step, "hip_lanes": order}, f"{line}, the lanes of each HIP wave {order}"
-            again._add(step, line)
-        return again
-
-    @classmethod
-    def single_call(cls, case: Case, autotune_choice: int | None = None) -> "Program":
-        """``d = inputs(case); y = custom_kernel(d)``: the program of the one-call verdicts."""
-        program = cls()
-        program.build("d", case)
-        program.call("d", "y", autotune_choice)
-        return program
-
-    def reload(self) -> None:
-        self._add({"do": "reload"}, "execute the submission file afresh (no module state)")
-
-    def poison(self, pattern: str) -> None:
-        self._add({"do": "poison", "pattern": pattern},
-                  f"from here on torch.empty* hands out memory filled with 0x{pattern.upper()} bytes")
-
-    def line_of(self, step: int | None) -> str:
-        return f"step {step + 1} ({self.lines[step]})" if step is not None and 0 <= step < len(self.lines) else ""
-
-    def numbered(self) -> list:
-        return [f"{i + 1}. {line}" for i, line in enumerate(self.lines)]
-
-    def shapes(self) -> list:
-        """The distinct (M, N, K) the program builds inputs of, in order (the report's coverage plot)."""
-        return list(dict.fromkeys((c.m, c.n, c.k) for c in self.case_of.values()))
-
-
-def _short(case: Case) -> str:
-    extra = "" if (case.layout, case.a_regime, case.b_regime) == ("contiguous", "randn", "randn") else ", ..."
-    return f"M={case.m} N={case.n} K={case.k} seed={case.seed}{extra}"
-
-
 class Context:
     """What every check needs: the runner, the tier, and whether the subject documents non-determinism."""
 
     def __init__(self, runner, tier: str):
         self.runner, self.tier = runner, tier
         self.subject = Path(runner.path).name
+        self.lane_doubt = LaneOrderDoubt(self)  # does a failure rest on the order of a HIP wave's lanes
 
     @property
     def nondeterministic(self) -> bool:
@@ -258,84 +187,6 @@ class Context:
             return self.outcome(verdict, "not_run", f"not reached on {where}: {summary}", program, result=result)
         return self.outcome(verdict, "fail", summary, program, step_case, result=result, failure_class=result.kind)
 
-    def lane_order_stable(self, program: Program, outputs: dict, names) -> torch.Tensor | None:
-        """Where the outputs ``names`` of ``program`` (as ``outputs`` holds them) do not depend on the order of
-        a wave's lanes on the CPU model of HIP: a bool mask over their elements, or None when no call of
-        theirs ran HIP on the model (or the re-runs did not return comparable tensors: nothing to doubt).
-
-        The model runs the lanes of a wave one after another between lane operations, where gfx950 runs
-        them in lockstep. So the program runs again twice, each wave's lanes reversed and rotated by half a
-        wave; an element whose bits are the same in all three orders, in every named output, does not depend
-        on that order (wrong values equal by chance are rare: on the lockstep example at 256 x 512 x 1024,
-        147 of 131072 elements in two orders, none wrong in all three). A weak spot, said in docs/hip_cpu.md:
-        three orders of many, not an instruction-level lockstep model."""
-        records = [outputs.get(name, {}) for name in names]
-        if not any(r.get("hip_cpu_launches") for r in records) or not all("file" in r for r in records):
-            return None
-        masks = self._lane_order_masks(program, outputs)
-        if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
-            return None
-        stable = masks[names[0]].clone()
-        for name in names[1:]:
-            stable &= masks[name]
-        return stable
-
-    def _lane_order_masks(self, program: Program, outputs: dict) -> dict:
-        """Output name -> where it is the same in all three lane orders (None: not comparable). The two
-        re-runs serve every output of the program, once per program (official's tests share them)."""
-        cached = getattr(self, "_lane_order_cache", None)
-        if cached is not None and cached[0] is program:
-            return cached[1]
-        first = {name: self.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
-        masks = {name: torch.ones(y.shape, dtype=torch.bool) for name, y in first.items()}
-        kept = self.last_result
-        try:
-            for order in ("reversed", "rotated"):
-                result, again = self.execute(program.with_hip_lanes(order))
-                for name, y in first.items():
-                    other = again.get(name, {})
-                    if masks[name] is None:
-                        continue
-                    if result.kind != "ok" or "file" not in other:
-                        masks[name] = None
-                        continue
-                    z = result.tensor(other).cpu()
-                    if z.shape != y.shape or z.dtype != y.dtype:
-                        masks[name] = None
-                        continue
-                    masks[name] &= _raw(z) == _raw(y)
-        finally:
-            self.last_result = kept
-        self._lane_order_cache = (program, masks)
-        return masks
-
-    def lane_order_doubt(self, program: Program, outputs: dict, out: str, case: Case, fails) -> str:
-        """Why the wrong output ``out`` of ``program`` on ``case`` cannot be judged here, or "" when its failure
-        stands: it stands when the elements that do not depend on the lane order (``lane_order_stable``)
-        alone fail ``fails(output)``, the others set to the exact product rounded to bf16 (a wrong kernel, or
-        a race between waves). An output wrong only where the order changes it relies on lockstep (or races
-        inside a wave), which the runner decides."""
-        stable = self.lane_order_stable(program, outputs, [out])
-        if stable is None or bool(stable.all()):
-            return ""
-        y = self.last_result.tensor(outputs[out]).cpu()
-        data, _ = case.build()
-        settled = torch.where(stable, y, official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu())
-        if fails(settled):
-            return ""
-        return _lane_order_note(stable, "is wrong only where its output changes")
-
-    def lane_order_difference_doubt(self, program: Program, outputs: dict, a: str, b: str) -> str:
-        """Why outputs ``a`` and ``b`` of ``program``, which should be bitwise equal but are not, cannot be called
-        different here, or "": they differ nowhere outside the elements that depend on the lane order."""
-        stable = self.lane_order_stable(program, outputs, [a, b])
-        if stable is None or bool(stable.all()):
-            return ""
-        ya, yb = (self.last_result.tensor(outputs[n]).cpu() for n in (a, b))
-        if bool(((_raw(ya) != _raw(yb)) & stable).any()):
-            return ""
-        return _lane_order_note(stable, "differs only where its outputs change")
-
     # -- judging one output ---------------------------------------------------------------------
 
     def judge(self, y: torch.Tensor, case: Case, record: dict | None = None) -> "Judgement":
@@ -364,19 +215,6 @@ class Context:
             f"they exceed the runner's 1e-2 check ({official.summary}): accumulate the partials in fp32"
         return Judgement(official.passed, f"{summary}; within the roundings of {how}, and {rule}", v.worst, official,
                          error_map=None if official.passed else v.error_map)
-
-
-def _lane_order_note(stable: torch.Tensor, what: str) -> str:
-    return (f"the file's HIP {what} ({int((~stable).sum())} of {stable.numel()} elements) when the lanes of each wave "
-            "run in another order on the CPU model: it relies on the lockstep of a gfx950 wave (or races inside "
-            "one), which the CPU model does not run, so the runner decides")
-
-
-def _raw(t: torch.Tensor) -> torch.Tensor:
-    """A tensor's elements as integers of their width, so NaN payloads and -0 compare as bits."""
-    t = t.detach().contiguous()
-    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-    return t.view(width)
 
 
 def bf16_atomic_adds(record: dict) -> tuple[int, str, str]:
@@ -414,175 +252,6 @@ class Judgement:
     error_map: dict | None = None  # where the output is wrong (fuzz.judge.error_map), when it failed
 
 
-# Errors that say the CPU tier cannot run something the runner can: never a FAIL, always NOT RUN.
-TIER_LIMIT_TYPES = {
-    "RocmUnavailable": "not runnable on this tier: needs hipcc / a ROCm GPU",
-    "HipNotModelled": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
-    "HipModelRefused": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
-    "NotModelled": "not runnable on this tier: its HIP needs what the CPU model of gfx950 lacks",
-    "HipNotModelledAtRunTime": "not runnable on this tier: its HIP, run on the CPU model of gfx950, needed what "
-                               "the model does not run",
-    "NotModelledOnCpu": "not runnable on this tier: uses a CUDA API the CPU tier does not model",
-    "AiterNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
-    "AiterAttributeNotEmulated": "not runnable on this tier: uses an aiter API the emulation does not have",
-    "UnsupportedInlineAsm": "not runnable on this tier: uses inline asm the gfx950 instruction model does not have",
-    "AmdInlineAsmOnNvidia": "not runnable on this tier: gfx950 inline asm does not compile for NVIDIA (the CPU tier "
-                            "runs it with the gfx950 instruction model)",
-}
-# The stand-ins (reference/, by path) and the ones whose raise/assert statements are deliberate: they
-# raise there because the real thing raises there (aiter's checks, torch.cuda's, Triton's compiled
-# frontend: FrontendRejects). Anything else a stand-in raises is the stand-in failing.
-STAND_INS = (
-    ("/reference/emulation/aiter_emu/", "the emulated aiter"),
-    ("/reference/emulation/cuda_on_cpu.py", "cuda_on_cpu (the CUDA device stood in by the CPU)"),
-    ("/reference/emulation/no_rocm.py", "no_rocm (HIP builds stood in)"),
-    ("/reference/emulation/triton_interpreter.py", "the patched Triton interpreter"),
-    ("/reference/emulation/gfx950_asm.py", "the gfx950 instruction model"),
-    ("/reference/emulation/amd_inline_asm.py", "amd_inline_asm (gfx950 asm refused on NVIDIA)"),
-    ("/reference/emulation/aiter_source.py", "aiter from source (its compiled layer stubbed)"),
-    ("/reference/emulation/", "the CPU tier's emulation"),
-    ("/reference/", "the oracle code the emulation calls"),
-)
-RAISES_AS_REAL = ("/reference/emulation/aiter_emu/", "/reference/emulation/cuda_on_cpu.py",
-                  "/reference/emulation/triton_interpreter.py")
-# Triton interpreter functions whose raise is the kernel's own (tl.device_assert, tl.assume) or a
-# check compiled Triton makes too (the grid's rank, a tensor descriptor's alignment).
-INTERPRETER_OWN = frozenset({"create_assert", "create_assume"})
-INTERPRETER_CHECKS = frozenset({"__call__", "validate"})
-
-
-def stand_in_name(path: str) -> str:
-    normal = path.replace("\\", "/")
-    return next((name for part, name in STAND_INS if part in normal), "a stand-in")
-
-
-def _short_path(path: str) -> str:
-    normal = path.replace("\\", "/")
-    for anchor in ("/reference/", "/triton/", "/torch/", "/numpy/", "/site-packages/"):
-        if anchor in normal:
-            return normal[normal.index(anchor) + 1:]
-    return normal.rsplit("/", 1)[-1]
-
-
-def raised_by(exc: dict) -> tuple | str | None:
-    """Who raised one exception of a chain, from its frames (raise site first, see the worker's
-    ``provenance_frames``): "code" (the file's own code, Triton's frontend semantics, a stand-in raising
-    as the real API raises), (stand-in name, frame, library frame below it or None) when a stand-in
-    failed, or None (only library frames: undecided). Forwarding lines and wrapping re-raises
-    (``raise X from e``) of stand-ins are passed through: the cause decides."""
-    below = None
-    for f in exc.get("frames") or []:
-        kind, statement = f.get("kind"), f.get("statement")
-        if kind == "library":
-            below = below or f
-            continue
-        if statement in ("forward", "raise_from") and kind != "own":
-            continue
-        if kind in ("own", "frontend"):
-            return "code"
-        if kind == "interpreter":
-            if below is None and (f.get("function") in INTERPRETER_OWN
-                                  or (statement == "assert" and f.get("function") in INTERPRETER_CHECKS)):
-                return "code"
-            return "the Triton interpreter", f, below
-        deliberate = any(part in f.get("file", "").replace("\\", "/") for part in RAISES_AS_REAL)
-        if below is None and deliberate and statement in ("raise", "assert") \
-                and "NotImplementedError" not in (exc.get("mro") or [exc.get("type")]):
-            return "code"
-        return stand_in_name(f.get("file", "")), f, below
-    return None
-
-
-def _called_api(error: dict) -> str:
-    """What the file called when the exception came (the frame just inside its own), if known."""
-    chain = error.get("chain") or []
-    frames = chain[0].get("frames", []) if chain else []
-    for inner, outer in zip(frames, frames[1:]):
-        if outer.get("kind") == "own":
-            if inner.get("kind") == "library":
-                function, _, path = (inner.get("entry") or inner.get("function", "")).partition(" (")
-                return f"{function} ({_short_path(path.rstrip(')'))})" if path else function
-            return f"{inner.get('function')} of {stand_in_name(inner.get('file', ''))}"
-    return ""
-
-
-def _named_limit(exc: dict) -> str | None:
-    """The tier-limit type an exception carries under another name: a wrapper re-raised with the
-    original's traceback (Dynamo's ``InternalTorchDynamoError``: the raise site is ``raise
-    NotModelledOnCpu(...)``) or its message (``"NotModelledOnCpu: ..."``)."""
-    import re
-
-    frames = exc.get("frames") or []
-    site = frames[0] if frames else {}
-    named = re.match(r"raise\s+(\w+)\b", site.get("code", "")) if site.get("kind") == "stand_in" else None
-    if named and named.group(1) in TIER_LIMIT_TYPES:
-        return named.group(1)
-    prefix = re.match(r"(\w+): ", exc.get("message", ""))
-    return prefix.group(1) if prefix and prefix.group(1) in TIER_LIMIT_TYPES else None
-
-
-def _runner_only_module(message: str) -> str | None:
-    """The reason for ``No module named 'X'`` when the runner's image has X (reference/emulation/
-    runner_image.py: its Dockerfile's packages), or None: a module the runner lacks fails there too. A
-    dotted name (``'X.y'``) means this machine has X and lacks only a submodule: the file's, as before."""
-    import re
-
-    from reference.emulation.runner_image import runner_has
-
-    missing = re.match(r"No module named '([^'.]+)'", message)
-    package = runner_has(missing.group(1)) if missing else None
-    return (f"not runnable on this tier: the runner has {package} ({missing.group(1)}), this machine does not"
-            if package else None)
-
-
-def _limit_of(exc: dict) -> str | None:
-    """The reason one exception of a chain is a tier limit (its type, or a stand-in failing), or None."""
-    names = exc.get("mro") or [exc.get("type")]
-    reason = next((TIER_LIMIT_TYPES[n] for n in [*names, _named_limit(exc)] if n in TIER_LIMIT_TYPES), None)
-    if reason is None and "FileNotFoundError" in names and "no ROCm" in exc.get("message", ""):
-        reason = TIER_LIMIT_TYPES["RocmUnavailable"]
-    if reason is None and "ModuleNotFoundError" in names:
-        reason = _runner_only_module(exc.get("message", ""))
-    by = raised_by(exc) if reason is None else None
-    if isinstance(by, tuple) and "NotImplementedError" in names:
-        reason = f"not runnable on this tier: {by[0]} does not implement it"
-    elif isinstance(by, tuple):
-        name, frame, below = by
-        through = f" in {below.get('entry') or below.get('function')}" if below else ""
-        reason = (f"not runnable on this tier: {name} failed, not the file's code: raised{through} from "
-                  f"{_short_path(frame.get('file', ''))}:{frame.get('line')} in {frame.get('function')} "
-                  f"({frame.get('code', '')})")
-    return reason
-
-
-def tier_limit(error: dict | None) -> str | None:
-    """The reason the CPU tier cannot run what raised ``error`` (a worker error dict), or None.
-
-    An exception is the tier's when any exception of its chain (``__cause__``/``__context__``, as the
-    worker records it) is a tier-limit type (TIER_LIMIT_TYPES, by MRO: no ROCm, a CUDA API or an aiter
-    name not modelled, inline asm not modelled), or was raised by a stand-in (``raised_by``): inside the
-    emulation, the Triton interpreter's internals or the oracle code the emulation calls, other than by
-    a deliberate raise/assert of a stand-in that raises where the real API raises. A NotImplementedError
-    of a stand-in is a tier limit too. The file's own code, Triton's frontend rejections and errors from
-    the libraries it calls stay the file's (FAIL). Error dicts without a chain (older records, load
-    errors) are judged by their type alone."""
-    if not error:
-        return None
-    chain = error.get("chain") or [{"type": error.get("type"), "message": error.get("message", "")}]
-    for depth, exc in enumerate(chain):
-        reason = _limit_of(exc)
-        if reason is None:
-            continue
-        api = _called_api(error)
-        notes = [f"inside {api}"] if api else []
-        renamed = [] if _named_limit(exc) in (None, exc.get("type")) else [_named_limit(exc)]
-        if depth or renamed:
-            notes.append("raised as " + " <- ".join([e.get("type", "?") for e in chain[:depth + 1]] + renamed))
-        note = f"; {', '.join(notes)}" if notes else ""
-        return f"{reason} ({exc.get('type')}: {exc.get('message', '')}{_where(error)}{note})"
-    return None
-
-
 def tier_limited_call(ctx, verdict: str, program, outputs: dict):
     """A NOT RUN outcome when a call of the program raised because of the tier (no ROCm, an unmodelled
     API), else None: what the CPU cannot run says nothing about the runner."""
@@ -607,7 +276,7 @@ def contract_issue(record: dict, case: Case) -> tuple[str, str] | None:
     """(CONTRACT_CLASSES kind, what is wrong) for a call's return value, or None when it keeps the contract."""
     if "exception" in record:
         e = record["exception"]
-        return "raises", f"raised {e['type']}: {e['message']}" + _where(e)
+        return "raises", f"raised {e['type']}: {e['message']}" + where_note(e)
     if "inspect_error" in record:
         e = record["inspect_error"]
         return "unreadable", f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"
@@ -620,11 +289,6 @@ def contract_issue(record: dict, case: Case) -> tuple[str, str] | None:
     if record["device"] != record["input_device"]:
         return "wrong_device", f"returned a tensor on {record['device']}, A is on {record['input_device']}"
     return None
-
-
-def _where(error: dict) -> str:
-    where = error.get("where")
-    return f" (line {where['line']}: {where['code']})" if where else ""
 
 
 def _bits_equal(x: torch.Tensor, y: torch.Tensor) -> bool:
@@ -688,8 +352,8 @@ def judge_official(ctx: Context, cases: list):
         official = official_verdict(result.tensor(record), _official_expected(case).clone())
         if not official.passed:
             expected = _official_expected(case)
-            doubt = ctx.lane_order_doubt(program, outputs, f"y{i}", case,
-                                         lambda out: not official_verdict(out, expected.clone()).passed)
+            doubt = ctx.lane_doubt.failure(program, outputs, f"y{i}", case,
+                                           lambda out: not official_verdict(out, expected.clone()).passed)
             if doubt:
                 doubted = doubted or ctx.outcome("official", "not_run", f"test {i}: {official.summary}; {doubt}", program)
                 continue
@@ -832,7 +496,7 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
     judgement = ctx.judge(result.tensor(record), case, record)
     if judgement.unobservable:
         return ctx.outcome("contract_beyond", "not_run", f"{judgement.unobservable}: {judgement.summary}", program)
-    doubt = "" if judgement.passed else ctx.lane_order_doubt(
+    doubt = "" if judgement.passed else ctx.lane_doubt.failure(
         program, outputs, "y", case, lambda out: not ctx.judge(out, case, record).passed)
     if doubt:
         return ctx.outcome("contract_beyond", "not_run", f"{judgement.summary}; {doubt}", program)
@@ -916,7 +580,7 @@ def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
         return ctx.outcome("correctness", "pass", judgement.summary, program)
     if judgement.unobservable:
         return ctx.outcome("correctness", "not_run", f"{judgement.unobservable}: {judgement.summary}", program)
-    doubt = ctx.lane_order_doubt(program, outputs, "y", case, lambda out: not ctx.judge(out, case, record).passed)
+    doubt = ctx.lane_doubt.failure(program, outputs, "y", case, lambda out: not ctx.judge(out, case, record).passed)
     if doubt:
         return ctx.outcome("correctness", "not_run", f"{judgement.summary}; {doubt}", program)
     data, _ = case.build()
@@ -1028,7 +692,7 @@ def check_determinism(ctx: Context, case: Case) -> Outcome:
     if atomics:  # the runner checks values, not repeatability: atomics in arrival order are legal there
         return ctx.outcome("determinism", "reported", summary + f" (float atomic adds in {', '.join(atomics)}: a GPU "
                            "adds them in arrival order; both outputs are judged by the other verdicts)", program)
-    doubt = ctx.lane_order_difference_doubt(program, outputs, "y1", "y2")
+    doubt = ctx.lane_doubt.difference(program, outputs, "y1", "y2")
     if doubt:
         return ctx.outcome("determinism", "not_run", f"{summary}; {doubt}", program)
     return ctx.outcome("determinism", "fail", summary, program, case,
@@ -1070,7 +734,7 @@ def check_uninitialised(ctx: Context, case: Case) -> Outcome:
     if ctx.may_vary(first, second) and all(j.passed for j in judged):
         return ctx.outcome("uninitialised", "pass", "the outputs differ but both are correct (atomics in arrival "
                            f"order; poisoned allocations: {where})", program)
-    doubt = ctx.lane_order_difference_doubt(program, outputs, *(f"y_{p}" for p in POISONS))
+    doubt = ctx.lane_doubt.difference(program, outputs, *(f"y_{p}" for p in POISONS))
     if doubt:
         return ctx.outcome("uninitialised", "not_run", f"the outputs differ; {doubt}", program)
     summary = (f"the output depends on memory nobody wrote: {_differing(y1, y2)} of {y1.numel()} elements differ "
@@ -1109,7 +773,7 @@ def _against_fresh(ctx: Context, verdict: str, program: Program, result, outputs
     if ctx.may_vary(got, want) and (judgement.passed or judgement.unobservable
                                     or not ctx.judge(y_fresh, case, want).passed):
         return None
-    doubt = ctx.lane_order_difference_doubt(program, outputs, probe, fresh)
+    doubt = ctx.lane_doubt.difference(program, outputs, probe, fresh)
     if doubt:
         return ctx.outcome(verdict, "not_run", f"{what}: the output differs from a fresh module's; {doubt}", program)
     lines = [f"the oracle on this output: {judgement.summary}"]

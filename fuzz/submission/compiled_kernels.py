@@ -1,6 +1,6 @@
 """Compiled Triton kernels survive a fresh module, on a GPU.
 
-Each program runs on the submission file executed afresh (worker.py), so every ``@triton.jit`` function
+Each program runs on the submission file executed afresh (session.py), so every ``@triton.jit`` function
 is a new ``JITFunction`` with an empty in-memory kernel cache, and its first launch in every program goes
 back to Triton's compiler (a disk-cache hit still costs tens of milliseconds per kernel and
 specialisation). CUDA does not survive a fork, so the CPU tier's fork-per-program is not open here.

@@ -46,6 +46,7 @@ import torch
 
 from fuzz.codegen import hip_gfx950
 from fuzz.search.strategies import Case
+from fuzz.submission.program import Program
 
 VERDICT = "builds_gfx950"
 PROBE_CASE = Case(2, 64, 128, seed=21)  # one call: a build made lazily, inside custom_kernel, is recorded too
@@ -342,8 +343,6 @@ def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()
 def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
     """(Outcome or None, why there is nothing to judge, the JSON report's entries). One call on a fresh
     module records the builds made at import and inside custom_kernel alike."""
-    from fuzz.submission.checks import Program
-
     program = Program()
     program.build("d", PROBE_CASE)
     program.call("d", "y")

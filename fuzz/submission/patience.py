@@ -24,7 +24,7 @@ launch is one step of progress however long it runs, and a GPU that needs minute
 from __future__ import annotations
 
 RATE_SECONDS = 1.0
-# While the worker runs a step of ours (building or writing the inputs: the worker's OWN_STEPS), the hang
+# While the worker runs a step of ours (building or writing the inputs: session.py's OWN_STEPS), the hang
 # rule waits at least this long: our code does not hang, but a loaded machine can make it take longer
 # than a short timeout (measured: the M=8 N=2112 K=7168 inputs took over 5 s on the 2-core box under load,
 # and a 5 s timeout called that "hung"). The hard cap still applies.

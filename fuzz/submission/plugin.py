@@ -513,7 +513,8 @@ class SubmissionReporter:
                 record.outcome = "failed" if record.failures else "passed"  # the search, cut short, stands
             load = session.runner.load_report
             if report.skipped and record.not_run is None and load is not None and not load.ok:
-                from fuzz.submission.checks import Outcome, tier_limit
+                from fuzz.submission.checks import Outcome
+                from fuzz.submission.provenance import tier_limit
 
                 reason = tier_limit(load.error)
                 if reason:  # the file could not load because of the tier: this verdict is NOT RUN, not SKIP

@@ -30,11 +30,12 @@ from __future__ import annotations
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
-from fuzz.judge.oracle import official_verdict
+from fuzz.judge.verdicts import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
 from fuzz.submission.budget import BudgetExhausted
-from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, Program, _official_expected,
-                                    contract_problem, tier_limited_call)
+from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, _official_expected, contract_problem,
+                                    tier_limited_call)
+from fuzz.submission.program import Program
 
 TIMED_CALLS = 3  # the runner's minimum of timed calls per benchmark shape
 RECHECK_ITERATIONS = 3  # the runner's minimum of reseeded, rechecked iterations per leaderboard shape
@@ -197,8 +198,8 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
         official = official_verdict(result.tensor(record), expected.clone())
         if official.passed:
             continue
-        doubt = ctx.lane_order_doubt(program, outputs, call.out, call.case,
-                                     lambda out: not official_verdict(out, expected.clone()).passed)
+        doubt = ctx.lane_doubt.failure(program, outputs, call.out, call.case,
+                                       lambda out: not official_verdict(out, expected.clone()).passed)
         if doubt:
             return ctx.outcome(verdict, "not_run", f"{mode} mode: {call.where}: {official.summary}; {doubt}", program)
         if runner_case(call.case) != call.case:

@@ -38,7 +38,9 @@ KILL_GRACE = 5.0
 SEEN_CAP = 512  # programs whose results are kept while a budget is on (records and capped output: small)
 SLOW_FACTOR = 10.0  # where Triton interprets, the default hard cap is this many timeouts
 REPORT_EVERY = 1.0  # seconds between the worker's progress reports while it progresses (less for short timeouts)
-OWN_FRAMES = (str(Path(__file__).with_name("worker.py")), str(Path(__file__).with_name("progress.py")),
+# Lines of a stack dump that are the worker's own frames (its modules), left out of a card's output tail
+OWN_FRAMES = (*(str(Path(__file__).with_name(f"{name}.py"))
+                for name in ("worker", "session", "allocator", "tier_hooks", "provenance", "progress")),
               "<frozen runpy>", "Extension modules:", "/threading.py")
 THREAD_HEADER = "(most recent call first):"
 

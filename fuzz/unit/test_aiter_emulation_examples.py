@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.fixtures_aiter import assert_within_bound
+from fuzz.testing.fixtures_aiter import assert_within_bound
 from kernels.platform import detect
 from reference import exact_gemm_from_inputs, generate_input
 

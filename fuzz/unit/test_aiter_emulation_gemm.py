@@ -4,7 +4,7 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
+from fuzz.testing.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
 from kernels.platform import detect
 from reference import exact_gemm, exact_gemm_from_inputs, generate_input
 

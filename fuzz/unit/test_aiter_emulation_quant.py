@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from fuzz.fixtures_aiter import emulated
+from fuzz.testing.fixtures_aiter import emulated
 from kernels.platform import detect
 from reference import e8m0_shuffle as oracle_e8m0_shuffle
 from reference import quantize_mxfp4

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.unit.fresh_process import ROOT, run_fresh
+from fuzz.testing.fresh_process import ROOT, run_fresh
 from reference.emulation import aiter_source
 from reference.emulation.select import parse_mode, use_aiter
 

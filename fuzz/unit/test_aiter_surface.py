@@ -3,7 +3,7 @@ ModuleNotFoundError; aiter's config directory exists and a JSON file written the
 reads it. Runs in a fresh interpreter: selecting an aiter changes process-wide imports."""
 from __future__ import annotations
 
-from fuzz.unit.fresh_process import ROOT, run_fresh
+from fuzz.testing.fresh_process import ROOT, run_fresh
 
 
 def run_script(body: str):

@@ -5,7 +5,7 @@ import pytest
 import torch
 import triton
 
-from fuzz.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
+from fuzz.testing.fixtures_aiter import assert_within_bound, emulated, preshuffled_views, unshuffled_b
 from reference import exact_gemm_from_inputs, generate_input
 
 vectorized = emulated("ops.triton._vectorized")

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from fuzz.submission import checks
+from fuzz.submission import provenance
 from reference.emulation import amd_inline_asm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,5 +74,5 @@ def test_the_cuda_backend_refuses_amdgcn_asm_and_compiles_ptx_asm(tmp_path):
 
 
 def test_the_runner_reads_the_refusal_as_not_run_for_the_tier():
-    assert "AmdInlineAsmOnNvidia" in checks.TIER_LIMIT_TYPES
-    assert "not runnable on this tier" in checks.TIER_LIMIT_TYPES["AmdInlineAsmOnNvidia"]
+    assert "AmdInlineAsmOnNvidia" in provenance.TIER_LIMIT_TYPES
+    assert "not runnable on this tier" in provenance.TIER_LIMIT_TYPES["AmdInlineAsmOnNvidia"]

@@ -3,7 +3,7 @@ import torch
 
 from fuzz.judge.attribution import FAILURE_CLASSES, describe_span, explain, failure_class, ranges
 from fuzz.search.strategies import Case
-from fuzz.unit.oracle_subjects import (
+from fuzz.testing.judge_subjects import (
     a_values,
     b_values,
     fp32_truncating_subject,

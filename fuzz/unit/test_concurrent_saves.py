@@ -6,7 +6,7 @@ import os
 
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from fuzz.search.corpus import iter_corpus, load, save
+from fuzz.subjects.corpus import iter_corpus, load, save
 from fuzz.search.strategies import Case
 
 PROCESSES, ROUNDS = 8, 25

@@ -1,4 +1,4 @@
-"""fuzz.search.corpus and fuzz.judge.cards: round trips, stable order, and strict loading (each corrupt file names
+"""fuzz.subjects.corpus and fuzz.judge.cards: round trips, stable order, and strict loading (each corrupt file names
 itself and the bad field)."""
 import json
 
@@ -7,8 +7,8 @@ import torch
 
 from fuzz.judge.attribution import Finding
 from fuzz.judge.cards import FailureCard
-from fuzz.search.corpus import CorpusError, iter_corpus, load, save
-from fuzz.judge.oracle import check_product, official_reference, official_verdict
+from fuzz.subjects.corpus import CorpusError, iter_corpus, load, save
+from fuzz.judge.verdicts import check_product, official_reference, official_verdict
 from fuzz.search.strategies import Case
 from reference import exact_gemm_from_inputs
 

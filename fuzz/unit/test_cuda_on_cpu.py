@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fuzz.unit.fresh_process import run_fresh
+from fuzz.testing.fresh_process import run_fresh
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the stand-in is for machines without a GPU")
 

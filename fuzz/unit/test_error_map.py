@@ -8,7 +8,7 @@ import torch
 
 from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import cell_size, difference_map, launch_tiles, map_problem
-from fuzz.judge.oracle import check_product
+from fuzz.judge.verdicts import check_product
 from fuzz.report.palette import FRAME, PASS, TILE_LINE
 from fuzz.report.png import cell_pixels, encode_png, map_pixels, write_map_png
 from fuzz.search.strategies import Case, FieldError

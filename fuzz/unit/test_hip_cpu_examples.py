@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.judge.oracle import check_product
+from fuzz.judge.verdicts import check_product
 from fuzz.search.strategies import Case
 from reference.emulation import no_rocm
 from reference.emulation.hip_cpu import build
@@ -75,7 +75,7 @@ def test_load_inline_and_load_reach_the_model(tmp_path):
     """A load_inline with CUDA-named sources (at::cuda stream, <<<>>> launch, TORCH_CHECK(x.is_cuda())) and
     a load of .cu/.cpp files with their own PYBIND11_MODULE both build for the CPU model, and their kernel
     computes, counted as the model's launches."""
-    from fuzz.unit.fresh_process import run_fresh
+    from fuzz.testing.fresh_process import run_fresh
 
     kernel = r'''
 #include <torch/extension.h>
@@ -144,7 +144,7 @@ def test_a_failure_that_rests_on_lane_order_is_not_run(name, statuses):
     waves (the missing __syncthreads) is wrong in every lane order: its correctness FAIL stands. Neither
     fails a stale verdict: each block's LDS starts filled alike, whatever ran before."""
     from fuzz.submission import checks
-    from fuzz.submission.explicit_plan import TIER
+    from fuzz.testing.explicit_plan import TIER
     from fuzz.submission.runner import SubmissionRunner
 
     if TIER != "cpu":

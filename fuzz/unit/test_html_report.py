@@ -7,7 +7,7 @@ import pytest
 
 from fuzz.cli import write_html
 from fuzz.judge.cards import FailureCard
-from fuzz.judge.oracle import check_product
+from fuzz.judge.verdicts import check_product
 from fuzz.report.figures import map_geometry
 from fuzz.report.page import report_html, summary_html
 from fuzz.report.palette import FRAME, PASS

@@ -9,8 +9,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from fuzz.judge.oracle import accumulation_model
-from kernels import asm, configs, dispatch, fused, helper
+from fuzz.judge.verdicts import accumulation_model
+from kernels import aiter_helper, asm, configs, dispatch, fused
 from kernels.platform import detect
 from reference import accumulation_bound, acceptable_range, exact_gemm_from_inputs, generate_input, quantize_mxfp4
 

@@ -16,6 +16,27 @@ literal name, at any depth (inside functions too).
 One more rule keeps the platform from needing ``kernels`` for the Triton mode: a platform module that
 imports Triton at module level calls ``triton_interpreter.activate()`` first (Triton fixes interpreted or
 compiled when it is imported and when a kernel is decorated).
+
+Inside the suite, floors (``SUITE_FLOORS``, lowest first): a module of ``fuzz/`` imports its own floor and
+those above it in this table, never one below it, so each floor reads without the ones after it.
+
+| floor      | files                | what it is                                                      |
+|------------|----------------------|-----------------------------------------------------------------|
+| host       | ``fuzz/host/``       | how checks share a machine (workers, threads, caches)           |
+| codegen    | ``fuzz/codegen/``    | gfx950 code generation of our kernels and of HIP                |
+| search     | ``fuzz/search/``     | how cases are made: strategies, value streams, profiles         |
+| judge      | ``fuzz/judge/``      | how an output is judged: the verdict ladder, attribution, cards |
+| report     | ``fuzz/report/``     | the HTML report: error maps and coverage as SVG and PNG         |
+| subjects   | ``fuzz/subjects/``   | the paths under test, each fuzzed and judged; the corpus        |
+| selfcheck  | ``fuzz/selfcheck/``  | checks of the suite itself (mutants, the NaN table)             |
+| submission | ``fuzz/submission/`` | the submission mode (``mxfp4-fuzz check``)                      |
+| bench      | ``fuzz/bench/``      | benchmarks                                                      |
+| cli        | ``fuzz/cli.py``      | the ``mxfp4-fuzz`` command                                      |
+| testing    | ``fuzz/testing/``    | what the tests share: fixtures, the explicit plan, probes       |
+
+Tests (``test_*.py``, ``conftest.py``, everything in ``fuzz/unit/`` and ``fuzz/conformance/``) stand above
+every floor; a floor importing one of them points up too. A folder of ``fuzz/`` without a floor fails
+until it is given one.
 """
 import ast
 import pathlib
@@ -98,6 +119,54 @@ def _activation_before_triton(tree: ast.Module) -> bool:
         if any(_names_prefix(n, "triton") for n in names):
             return False
     return True
+
+
+# Floors inside fuzz/, lowest first (the folder, or the module at fuzz/'s root, that names each).
+SUITE_FLOORS = ("host", "codegen", "search", "judge", "report", "subjects", "selfcheck", "submission", "bench", "cli",
+                "testing")
+TEST_FOLDERS = ("unit", "conformance")  # tests only: above every floor
+UNFLOORED = ("examples",)  # submission files, not modules of ours
+
+
+def suite_floor(piece: str) -> int | None:
+    """The floor of the suite's top-level piece ``piece`` (``fuzz.<piece>``): its index in SUITE_FLOORS, one
+    above them all for tests, None for what has no floor (``fuzz/__init__.py``, the examples, a name that is
+    not ours)."""
+    if piece in SUITE_FLOORS:
+        return SUITE_FLOORS.index(piece)
+    if piece in TEST_FOLDERS or is_test_module(piece):
+        return len(SUITE_FLOORS)
+    return None
+
+
+def suite_floor_violations(root: pathlib.Path) -> list[str]:
+    """Every import inside ``fuzz/`` that points up a floor, as ``path:line: floor imports name``, and every
+    product module of ``fuzz/`` outside the floors."""
+    found = []
+    for path in sorted((root / "fuzz").rglob("*.py")):
+        relative = pathlib.PurePosixPath(path.relative_to(root).as_posix())
+        parts = relative.with_suffix("").parts
+        piece = parts[1]  # the folder, or the module at fuzz/'s root
+        if piece in UNFLOORED or piece == "__init__" or is_test_module(parts[-1]):
+            continue
+        floor = suite_floor(piece)
+        if floor is None:
+            found.append(f"{relative}: fuzz/{piece} has no floor (give it one in SUITE_FLOORS, "
+                         "fuzz/unit/test_layering.py)")
+            continue
+        if floor == len(SUITE_FLOORS):
+            continue  # a test folder: may import every floor
+        reported = set()
+        for line, name in imported_names(relative, path.read_text()):
+            dotted = name.split(".")
+            if dotted[0] != "fuzz" or len(dotted) < 2:
+                continue
+            target = suite_floor(dotted[1])
+            if target is not None and target > floor and (line, dotted[1]) not in reported:
+                reported.add((line, dotted[1]))
+                above = "the tests" if target == len(SUITE_FLOORS) else f"the {dotted[1]} floor"
+                found.append(f"{relative}:{line}: the {piece} floor imports {name} ({above} is above it)")
+    return found
 
 
 def layering_violations(root: pathlib.Path) -> list[str]:
@@ -214,6 +283,10 @@ def test_imports_point_one_way_oracle_platform_kernels_suite():
     assert layering_violations(REPO) == []
 
 
+def test_floors_inside_the_suite_import_only_downward():
+    assert suite_floor_violations(REPO) == []
+
+
 def test_no_product_module_imports_a_test_module():
     assert imports_of_test_modules(REPO) == []
 
@@ -232,6 +305,12 @@ def test_the_checker_reads_this_repository():
     kernel_module = REPO / "kernels/fused.py"
     assert any(_names_prefix(n, "reference") for _, n in imported_names(
         pathlib.PurePosixPath("kernels/fused.py"), kernel_module.read_text()))
+    # the floors: every folder of fuzz/ holding product modules is one of them, and real imports cross floors
+    folders = {p.parent.name for p in (REPO / "fuzz").glob("*/*.py")} - set(TEST_FOLDERS) - set(UNFLOORED)
+    assert folders <= set(SUITE_FLOORS), folders - set(SUITE_FLOORS)
+    cli = pathlib.PurePosixPath("fuzz/cli.py")
+    assert {suite_floor(n.split(".")[1]) for _, n in imported_names(cli, (REPO / cli).read_text())
+            if n.startswith("fuzz.")} >= {SUITE_FLOORS.index("submission")}
 
 
 def write_tree(root: pathlib.Path, files: dict) -> pathlib.Path:
@@ -258,6 +337,16 @@ CLEAN_TREE = {
     """,
     "kernels/fused.py": "import aiter\nfrom reference.emulation import gfx950_asm\nfrom reference import quantize_mxfp4\n",
     "fuzz/test_x.py": "import kernels\nimport aiter\nfrom reference.emulation import select\n",
+    "fuzz/search/strategies.py": "from reference.oracle.e2m1 import TIE_POINTS\nfrom fuzz.search import profiles\n",
+    "fuzz/search/profiles.py": "",
+    "fuzz/judge/verdicts.py": "from fuzz.search.strategies import Case\n",
+    "fuzz/subjects/fuzzing.py": "from fuzz.judge import verdicts\nfrom ..search import strategies\n",
+    "fuzz/cli.py": "def main():\n    from fuzz.submission import many\n",
+    "fuzz/submission/many.py": "from fuzz.host import parallel\nfrom fuzz.report import page\n",
+    "fuzz/testing/explicit_plan.py": "from fuzz.submission import many\n",
+    "fuzz/unit/test_y.py": "from fuzz.testing import explicit_plan\nfrom fuzz.cli import main\n",
+    "fuzz/unit/helpers_of_a_test.py": "from fuzz.testing import explicit_plan\n",
+    "fuzz/examples/wrong_tail.py": "from task import input_t\n",
 }
 
 BACK_IMPORTS = {
@@ -274,7 +363,7 @@ BACK_IMPORTS = {
     "oracle imports the emulation relatively": ("reference/oracle/gemm.py", "from ..emulation import select\n"),
     "oracle imports triton": ("reference/oracle/e2m1.py", "import triton.language as tl\n"),
     "oracle imports kernels": ("reference/oracle/layouts.py", "from kernels.triton_blocks import unshuffle_b_tile\n"),
-    "kernels import the suite": ("kernels/dispatch.py", "from fuzz.judge.oracle import check\n"),
+    "kernels import the suite": ("kernels/dispatch.py", "from fuzz.judge.verdicts import check_product\n"),
     "emulation imports triton before activating": (
         "reference/emulation/aiter_emu/aiter/ops/triton/gemm.py",
         "import triton\nfrom reference.emulation import triton_interpreter\ntriton_interpreter.activate()\n"),
@@ -283,6 +372,7 @@ BACK_IMPORTS = {
 
 def test_a_clean_tree_has_no_violations(tmp_path):
     assert layering_violations(write_tree(tmp_path, CLEAN_TREE)) == []
+    assert suite_floor_violations(tmp_path) == []
 
 
 def test_a_product_module_importing_a_test_module_is_caught(tmp_path):
@@ -290,8 +380,8 @@ def test_a_product_module_importing_a_test_module_is_caught(tmp_path):
                                  "fuzz/selfcheck/nan_check.py": "def f():\n    from fuzz import test_paths\n"})
     assert imports_of_test_modules(tree) == [
         "fuzz/selfcheck/nan_check.py:2: fuzz.selfcheck.nan_check imports the test module fuzz.test_paths"]
-    helper = write_tree(tmp_path / "ok", {**CLEAN_TREE, "fuzz/judge/kernel_paths.py": "SUBJECTS = {}\n",
-                                          "fuzz/test_paths.py": "from fuzz.judge.kernel_paths import SUBJECTS\n"})
+    helper = write_tree(tmp_path / "ok", {**CLEAN_TREE, "fuzz/subjects/fuzzing.py": "SUBJECTS = {}\n",
+                                          "fuzz/test_paths.py": "from fuzz.subjects.fuzzing import SUBJECTS\n"})
     assert imports_of_test_modules(helper) == []  # a test importing a library module is the rule
 
 
@@ -308,6 +398,32 @@ def test_a_back_import_is_caught(tmp_path, case):
     relative, source = BACK_IMPORTS[case]
     violations = layering_violations(write_tree(tmp_path, {**CLEAN_TREE, relative: source}))
     assert len(violations) >= 1 and all(v.startswith(relative) for v in violations), violations
+
+
+# Imports pointing up a floor inside fuzz/ (each the kind the floors were built to end).
+BACK_UP_IMPORTS = {
+    "search imports the judge": ("fuzz/search/strategies.py", "from fuzz.judge.verdicts import TIE_POINTS\n"),
+    "search imports the report inside a function": (
+        "fuzz/search/example_db.py", "def save_map():\n    from fuzz.report.png import write_map_png\n"),
+    "search imports the judge relatively": ("fuzz/search/profiles.py", "from ..judge import cards\n"),
+    "judge imports the subjects": ("fuzz/judge/verdicts.py", "from fuzz.subjects.kernel_subjects import Subject\n"),
+    "judge imports the report by name": (
+        "fuzz/judge/cards.py", "import importlib\nimportlib.import_module('fuzz.report.png')\n"),
+    "the submission mode imports the command": ("fuzz/submission/many.py", "from fuzz.cli import main\n"),
+    "a product module imports test support": ("fuzz/submission/plugin.py", "from fuzz.testing import explicit_plan\n"),
+    "a product module imports a test folder": ("fuzz/host/parallel.py", "from fuzz.unit import test_y\n"),
+    "a product module at fuzz's root without a floor": ("fuzz/subjects_old.py", "import torch\n"),
+    "a folder without a floor": ("fuzz/paths/fuzzing.py", "from fuzz.judge import verdicts\n"),
+}
+
+
+@pytest.mark.parametrize("case", BACK_UP_IMPORTS, ids=list(BACK_UP_IMPORTS))
+def test_a_back_up_import_inside_the_suite_is_caught(tmp_path, case):
+    relative, source = BACK_UP_IMPORTS[case]
+    root = write_tree(tmp_path, {**CLEAN_TREE, relative: source})
+    violations = suite_floor_violations(root)
+    assert len(violations) >= 1 and all(v.startswith(relative) for v in violations), violations
+    assert layering_violations(root) == []  # the outer rule lets the suite import anything: only the floors catch it
 
 
 # Run in a copy of the repository with a mutant of kernels/ applied: the emulated aiter's quantizer stays
@@ -345,7 +461,7 @@ assert not loaded, f"the emulation imported {loaded}"
 import kernels.triton_blocks
 assert sys.argv[1] in inspect.getsource(kernels.triton_blocks), "kernels/ is not the mutated copy"
 if device == "cpu":  # the interpreter: show the mutant changes what our quantizer computes
-    from fuzz.unit.block_quantizer import quantize_with_block
+    from fuzz.testing.block_quantizer import quantize_with_block
     ours = quantize_with_block(x, gfx950=False)
     want = quantize_mxfp4(x)
     assert not (torch.equal(ours[0], want[0]) and torch.equal(ours[1], want[1])), "the mutant is not live"

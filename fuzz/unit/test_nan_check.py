@@ -1,8 +1,8 @@
 """The NaN/Inf measurement tool (fuzz.selfcheck.nan_check) on this tier: every placement the strategies draw,
 classified against the oracle's NaN rules."""
 from fuzz.selfcheck import nan_check
-from fuzz.judge import oracle
-from fuzz.subjects import all_subjects
+from fuzz.judge import verdicts
+from fuzz.subjects.kernel_subjects import all_subjects
 from kernels.platform import detect
 
 
@@ -10,7 +10,7 @@ def test_the_fused_quantizer_follows_a_rule_this_tier_accepts_on_every_special_p
     fused = next(s for s in all_subjects() if s.name == "fused")
     if not fused.available()[0]:
         return
-    accepted = set(oracle.nan_results())
+    accepted = set(verdicts.nan_results())
     seen = set()
     for kind, label, case in nan_check.cases():
         A = case.build(detect().device)[0][0]

@@ -2,7 +2,7 @@
 a machine without ROCm, and the attempt is remembered. Run in a fresh interpreter (process-wide patches)."""
 from __future__ import annotations
 
-from fuzz.unit.fresh_process import run_fresh
+from fuzz.testing.fresh_process import run_fresh
 
 
 def run_script(body: str):

@@ -1,5 +1,5 @@
-"""Provenance of a submission's exceptions (fuzz/submission/worker.py records it, checks.tier_limit judges
-it): FAIL only for what the file's own code (or Triton's frontend, or an API raising as the real one
+"""Provenance of a submission's exceptions (fuzz/submission/provenance.py: describe_exception records it,
+tier_limit judges it): FAIL only for what the file's own code (or Triton's frontend, or an API raising as the real one
 does) raised; NOT RUN for what the CPU tier cannot run: a tier-limit type anywhere in the exception's
 chain (also when a wrapper such as Dynamo's carries it), a ROCm library loaded through ctypes, or a
 stand-in (the emulated aiter, cuda_on_cpu, no_rocm, the Triton interpreter's internals, the oracle code
@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from fuzz.search.strategies import Case
-from fuzz.submission.checks import Program, raised_by, tier_limit
-from fuzz.submission.worker import describe_exception
-from fuzz.unit.fresh_process import run_fresh
+from fuzz.submission.program import Program
+from fuzz.submission.provenance import describe_exception, raised_by, tier_limit
+from fuzz.testing.fresh_process import run_fresh
 
 SUB = "/subs/sub.py"
 INTERP = "/py/site-packages/triton/runtime/interpreter.py"

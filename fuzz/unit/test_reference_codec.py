@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from fuzz.unit import scalar_spec
+from fuzz.testing import scalar_spec
 from reference import (
     decode_e2m1,
     decode_e8m0,

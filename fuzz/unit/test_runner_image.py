@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from fuzz.submission import checks
-from fuzz.submission.explicit_plan import EXAMPLES, TIER
+from fuzz.testing.explicit_plan import EXAMPLES, TIER
 from fuzz.submission.runner import SubmissionRunner
 from reference.emulation.runner_image import runner_has
 

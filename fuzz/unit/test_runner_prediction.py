@@ -9,7 +9,7 @@ import pytest
 
 from fuzz.search.strategies import BENCHMARK_SHAPES, BENCHMARK_TESTS, Case
 from fuzz.submission import checks, leaderboard_gate, outlook, prediction
-from fuzz.submission.explicit_plan import EXAMPLES, TIER, run_plan
+from fuzz.testing.explicit_plan import EXAMPLES, TIER, run_plan
 from fuzz.submission.plugin import VerdictRecord
 from fuzz.submission.runner import SubmissionRunner
 

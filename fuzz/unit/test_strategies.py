@@ -11,7 +11,7 @@ from hypothesis import Phase, find, given, settings
 # could replay a non-minimal example) and a fixed, generous budget.
 SHRINK = settings(database=None, max_examples=500, phases=[Phase.generate, Phase.shrink])
 
-from fuzz.judge.oracle import TIE_POINTS
+from reference.oracle.e2m1 import TIE_POINTS
 from fuzz.search.value_streams import LEGACY_STREAM, STREAMS, CounterStream, Mt19937Stream
 from fuzz.search.strategies import (
     ALL_REGIMES,

@@ -17,7 +17,7 @@ import pytest
 
 from fuzz.search.strategies import Case
 from fuzz.submission import checks
-from fuzz.submission.explicit_plan import EXAMPLES, TIER, VERDICTS, run_plan
+from fuzz.testing.explicit_plan import EXAMPLES, TIER, VERDICTS, run_plan
 from fuzz.submission.plugin import EXIT_NOT_RUN
 from fuzz.submission.report_text import EXIT_LATENT
 from fuzz.submission.runner import SubmissionRunner

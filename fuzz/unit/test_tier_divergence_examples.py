@@ -15,7 +15,7 @@ import pytest
 
 from fuzz.submission import checks
 from fuzz.submission.runner import SubmissionRunner
-from fuzz.submission.explicit_plan import EXAMPLES, TIER, run_plan
+from fuzz.testing.explicit_plan import EXAMPLES, TIER, run_plan
 
 pytestmark = pytest.mark.slow  # a worker per example: a self-test for the ci profile
 

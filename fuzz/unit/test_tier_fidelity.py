@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fuzz.selfcheck import tier_fidelity as tf
-from fuzz.unit.fresh_process import run_fresh
+from fuzz.testing.fresh_process import run_fresh
 from kernels import platform
 
 STATUSES = {"modelled", "same", "dropped", "tolerated", "not modelled", "not measured"}

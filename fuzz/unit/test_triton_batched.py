@@ -127,7 +127,7 @@ def test_our_fused_path_and_quantizer_give_the_same_bytes_batched(quantizer, spl
 
 @pytest.mark.parametrize("shape", [(13, 128, 512), (16, 256, 512)], ids=lambda s: "x".join(map(str, s)))
 def test_emulated_aiter_triton_kernels_give_the_same_bytes_batched(shape, monkeypatch):
-    from fuzz.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
+    from fuzz.testing.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
 
     vectorized = emulated("ops.triton._vectorized")
     quant = emulated("ops.triton.quant")

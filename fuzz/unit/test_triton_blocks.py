@@ -14,7 +14,7 @@ from kernels.triton_blocks import (
 from kernels.platform import detect
 
 DEVICE = detect().device
-from fuzz.unit.block_quantizer import quantize_with_block  # noqa: E402
+from fuzz.testing.block_quantizer import quantize_with_block  # noqa: E402
 
 # NaN/Inf inputs make numpy (behind the interpreter) warn; they are the point of these tests.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -81,7 +81,7 @@ INPUTS = {"all_bf16_in_order": all_bf16_in_order, "all_bf16_shuffled": all_bf16_
 @pytest.mark.parametrize("make_input", INPUTS.values(), ids=INPUTS.keys())
 def test_portable_quant_block_matches_reference(make_input):
     quant = pytest.importorskip("reference.oracle.quant")
-    from fuzz.judge.oracle import nan_results
+    from fuzz.judge.verdicts import nan_results
 
     x = make_input()
     packed, scales = quantize_with_block(x, gfx950=False)

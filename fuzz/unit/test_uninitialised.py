@@ -9,7 +9,7 @@ import pytest
 from fuzz.search.strategies import Case
 from fuzz.submission import checks
 from fuzz.submission.runner import SubmissionRunner
-from fuzz.submission.explicit_plan import EXAMPLES, TIER
+from fuzz.testing.explicit_plan import EXAMPLES, TIER
 
 pytestmark = pytest.mark.slow  # a worker per example
 

@@ -74,9 +74,9 @@ def test_streams_are_named_and_chosen_by_device():
 def test_the_suites_cases_draw_from_the_tiers_stream():
     from hypothesis import Phase, find, settings
 
-    from fuzz.judge import kernel_paths
+    from fuzz.subjects import fuzzing
 
-    subject = kernel_paths.SUBJECTS["fused"]
-    case = find(kernel_paths.subject_cases(subject), lambda c: c.m > 1,
+    subject = fuzzing.SUBJECTS["fused"]
+    case = find(fuzzing.subject_cases(subject), lambda c: c.m > 1,
                 settings=settings(database=None, max_examples=50, phases=[Phase.generate]))
-    assert case.stream == default_stream(kernel_paths.TIER.device)
+    assert case.stream == default_stream(fuzzing.TIER.device)

@@ -11,6 +11,7 @@ import torch
 
 E2M1_MAGNITUDES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 E2M1_VALUES = E2M1_MAGNITUDES + tuple(-v for v in E2M1_MAGNITUDES)  # index = code; code 8 is -0.0
+TIE_POINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)  # midpoints: |x / scale| exactly between two codes
 ROUNDINGS = ("rne", "ties_up")
 
 

@@ -1,4 +1,4 @@
-"""Pure-torch subjects and value helpers for the oracle's and the attribution's tests: the exact product
+"""Pure-torch subjects and value helpers for the judge's tests (verdicts, attribution): the exact product
 rounded once (correct), an fp32 product truncated to bf16 (a planted rounding bug), and the decoded
 operand values they are built from."""
 import torch

@@ -8,10 +8,8 @@ from typing import Callable
 
 import torch
 
-from kernels import asm, configs, faults, fused, helper, platform
+from kernels import aiter_helper, asm, configs, faults, fused, platform
 from kernels.path import RunInfo
-
-from fuzz.judge.oracle import accumulation_model  # noqa: F401  (re-exported for the tests)
 
 
 @dataclass
@@ -84,7 +82,7 @@ def all_subjects() -> list[Subject]:
                 quantize_a=lambda A: fused.quantize_a(A, "gfx950"), places_nan=False),
         Subject("fused_splitk_native_fold", "fused", fused.requirements, _fused_with("portable", True, "native")),
         Subject("fused_splitk_triton_fold", "fused", fused.requirements, _fused_with("portable", True, "triton")),
-        Subject("helper", "helper", helper.requirements, helper.run, k_multiple=256),
+        Subject("helper", "helper", aiter_helper.requirements, aiter_helper.run, k_multiple=256),
         Subject("asm", "asm", asm.requirements, asm.run_asm, quantize_a=_aiter_quantize_a),
         Subject("a4w4", "a4w4", asm.requirements, asm.run_a4w4, quantize_a=_aiter_quantize_a),
         Subject("dispatch", "fused", fused.requirements, _dispatcher_subject()),

@@ -1,10 +1,13 @@
-"""The oracle ladder: each rung judges one thing and returns a ``Verdict`` (it never raises on a wrong
+"""The verdict ladder: each rung judges one thing and returns a ``Verdict`` (it never raises on a wrong
 answer, so a caller can collect every rung's view of one case).
 
 1. ``check_stage_a_quant``: the subject's quantized A, bit for bit.
 2. ``check_product``: the output against the exact product and the accumulation bound.
 3. ``official_verdict``: GPU MODE's 1e-2 check, reported beside ours.
 4. metamorphic relations: ``split_invariance``, ``row_independence``, ``block_scaling``, ``zero_blocks``.
+
+The exact product and its bound are the oracle's (``reference/oracle/``); this module applies them with
+the tier's rules (NaN results, E8M0 byte 0, fp32 accumulation rounding) and words the verdicts.
 
 A subject is anything with ``custom_kernel(data)`` (or a plain callable); it may declare ``rounding``
 ("rne"; "rtz" for a subject that truncates fp32 -> bf16 on purpose).
@@ -25,10 +28,10 @@ from reference import (
     round_to_bf16,
     unpack_e2m1,
 )
+from reference.oracle.e2m1 import TIE_POINTS
 from reference.oracle.gemm import ExactProduct
 from reference.oracle.quant import BLOCK
 
-TIE_POINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)  # e2m1 midpoints: |x / scale| exactly between two codes
 # Known wrong quantizers a mismatching subject is compared against, to name its mistake.
 QUANTIZER_VARIANTS = (
     ("even", "ties_up"),  # pre-#975 aiter: ties rounded away from zero
@@ -281,7 +284,7 @@ def _element_report(i, j, y64, exact, bound, lo, hi) -> dict:
 
 
 def accumulation_model() -> dict:
-    """How this tier's fp32 accumulation may round, as oracle.check_product's keyword arguments.
+    """How this tier's fp32 accumulation may round, as check_product's keyword arguments.
 
     The interpreter runs numpy: IEEE adds, round to nearest, denormals kept (u = 2^-24, gradual
     underflow). GPU matrix units may accumulate with truncation and flush denormals: u = 2^-23 (any
@@ -523,7 +526,7 @@ def _perturbed(name, subject, data, new_A, rows, precondition, exact) -> Verdict
 
 def block_scaling(subject, data, row: int, group: int, j: int, exact=None) -> Verdict:
     """Scale A's 32-block (row, group) by 2^j, which scales exactly that block's contribution by 2^j.
-    The oracle first confirms the relation holds for this input (the block's codes unchanged and its
+    The rung first confirms the relation holds for this input (the block's codes unchanged and its
     scale byte moved by exactly j: no clamping, no bf16 under/overflow); then the subject must stay
     within the bound on both inputs. Aimed at scale handling: large j reaches scale bytes that ordinary
     data never produces."""

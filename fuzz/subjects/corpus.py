@@ -109,7 +109,7 @@ def load(path) -> CorpusEntry:
         raise CorpusError(path, "case" if e.field == "case" else f"case.{e.field}", e.reason) from None
     if path.stem != case.id():
         raise CorpusError(path, "case", f"content hash is {case.id()}, not the file name: the case was edited "
-                          "(save it again with fuzz.search.corpus.save to get a file named after its content)")
+                          "(save it again with fuzz.subjects.corpus.save to get a file named after its content)")
     card_obj, card = obj["card"], None
     if card_obj is not None:
         if not isinstance(card_obj, dict):

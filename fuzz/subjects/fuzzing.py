@@ -1,32 +1,38 @@
-"""One of our kernel paths run on one case and judged, as every kernels/ test does it: the subjects of
-this tier, the shapes and cases each one is fuzzed with, and ``run_and_judge`` (build, run, assert the
+"""How our kernel paths are fuzzed, as every kernels/ test does it: the subjects of this tier, the
+shapes and cases each one is fuzzed with, and ``run_and_judge`` (one case: build, run, assert the
 path that served it, the oracle's verdict, a failure card when it fails). Used by fuzz/test_paths.py,
-fuzz/test_integrity.py, the NaN table and the GPU benchmark run."""
+fuzz/test_integrity.py, the NaN table and the GPU benchmark run. A subject this tier cannot run raises
+``SubjectUnavailable``; the tests turn it into a skip (fuzz/testing/subjects.py)."""
 import time
 
-import pytest
 import torch
 from hypothesis import event, strategies as st, target
 from hypothesis.control import currently_in_test_context
 
-from fuzz.judge import attribution, oracle
+from fuzz.judge import attribution, verdicts
 from fuzz.judge.cards import FailureCard
 from fuzz.judge.trace import trace_calls
+from fuzz.judge.verdicts import accumulation_model
 from fuzz.search import profiles, strategies
 from fuzz.search.value_streams import default_stream
-from fuzz.subjects import accumulation_model, all_subjects
+from fuzz.subjects.kernel_subjects import all_subjects
 from kernels import faults
 from kernels.platform import detect
+from reference import exact_gemm_from_inputs
 
 SUBJECTS = {s.name: s for s in all_subjects()}
 TIER = detect()
+
+
+class SubjectUnavailable(RuntimeError):
+    """The subject cannot run on this tier; the message says why."""
 
 
 def available_subject(name):
     s = SUBJECTS[name]
     ok, why = s.available()
     if not ok:
-        pytest.skip(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
+        raise SubjectUnavailable(f"{s.name} cannot run on the {TIER.tier} tier: {why}")
     return s
 
 
@@ -70,18 +76,18 @@ def run_and_judge(subject, case: strategies.Case, phases: dict | None = None):
         target(float(info.splits), label="split-K stripes")
     # The exact product on the tier's device: fp64 products are exact and the sums' error is in the
     # bound, so the verdict does not depend on where it is computed (and a GPU computes it in ms).
-    exact = oracle.exact_gemm_from_inputs(data, nan=oracle.nan_results()[0])
-    verdict = oracle.check_product(y, data, splits=info.splits, rounding=info.rounding,
+    exact = exact_gemm_from_inputs(data, nan=verdicts.nan_results()[0])
+    verdict = verdicts.check_product(y, data, splits=info.splits, rounding=info.rounding,
                                    **accumulation_model(), exact=exact)
     clock.lap("oracle")
     if verdict.passed:
         return None
     cpu_data = tuple(t if t is None else t.cpu() for t in data)
-    exact = oracle.exact_gemm_from_inputs(cpu_data, nan=oracle.nan_results()[0])
-    verdict = oracle.check_product(y, cpu_data, splits=info.splits, rounding=info.rounding,
+    exact = exact_gemm_from_inputs(cpu_data, nan=verdicts.nan_results()[0])
+    verdict = verdicts.check_product(y, cpu_data, splits=info.splits, rounding=info.rounding,
                                    **accumulation_model(), exact=exact)
     assert not verdict.passed, f"the oracle's verdict depends on its device ({TIER.device} failed, cpu passed): {case.describe()}"
-    official = oracle.official_verdict(y, oracle.official_reference(exact))
+    official = verdicts.official_verdict(y, verdicts.official_reference(exact))
     findings = attribution.explain(y.cpu(), cpu_data, rounding=info.rounding, splits=info.splits,
                                    **accumulation_model(), exact=exact)
     return FailureCard.from_verdicts(case, subject, TIER.tier, verdict, official, findings,

@@ -1,10 +1,10 @@
-"""fuzz.judge.oracle: a correct subject passes every rung, and each planted fault fails the rung meant to
+"""fuzz.judge.verdicts: a correct subject passes every rung, and each planted fault fails the rung meant to
 catch it. The subjects here are pure torch (exact products, fp32 matmuls, deliberate bugs)."""
 import pytest
 import torch
 from hypothesis import given, settings
 
-from fuzz.judge.oracle import (
+from fuzz.judge.verdicts import (
     block_scaling,
     check_product,
     check_stage_a_quant,
@@ -15,7 +15,7 @@ from fuzz.judge.oracle import (
     zero_blocks,
 )
 from fuzz.search.strategies import Case, cases, in_contract_shapes
-from fuzz.unit.oracle_subjects import (
+from fuzz.testing.judge_subjects import (
     Subject,
     a_values,
     b_values,
@@ -249,7 +249,7 @@ def test_zero_blocks_predicts_the_change_and_catches_a_byte_zero_bug():
     ("amd", ("payload", "saturate"), ("canonical",)),
 ])
 def test_a_nan_of_a_may_follow_each_rule_its_tier_documents_but_nothing_else(tier, accepted, refused):
-    from fuzz.judge.oracle import check_product, check_stage_a_quant, nan_results
+    from fuzz.judge.verdicts import check_product, check_stage_a_quant, nan_results
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     assert set(nan_results(tier)) == set(accepted)
@@ -291,7 +291,7 @@ def test_an_all_nan_groups_scale_is_the_quiet_nans_or_on_nvidia_the_canonical_na
     """An all-NaN group's amax is a NaN; the even rule's bit trick gives byte 254 for the quiet NaN and
     byte 0 for the canonical 0x7FFFFFFF (the carry reaches the sign). aiter's tl.max on an H200 gives the
     latter (canonical_max), accepted there only; a kernel mapping the NaN amax to Inf gives 254 anywhere."""
-    from fuzz.judge.oracle import check_product, check_stage_a_quant
+    from fuzz.judge.verdicts import check_product, check_stage_a_quant
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     nan_group = tuple((0, c, "nan" if c % 2 else "-nan") for c in range(32, 64))
@@ -308,7 +308,7 @@ def test_an_all_nan_groups_scale_is_the_quiet_nans_or_on_nvidia_the_canonical_na
 def test_scale_byte_zero_may_read_as_zero_only_where_tritons_software_dot_scaled_runs():
     """Subnormal blocks quantize to scale byte 0 (2^-127); Triton's tl.dot_scaled lowering on sm_90 reads
     it as 0. The nvidia tier accepts both products, the others only 2^-127; NaN leaking in fails anywhere."""
-    from fuzz.judge.oracle import check_product
+    from fuzz.judge.verdicts import check_product
     from reference import exact_gemm_from_inputs, round_to_bf16
 
     data = Case(3, 64, 128, a_regime="subnormal", b_regime="randn", b_exponent=100, seed=4).build()[0]

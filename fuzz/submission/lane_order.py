@@ -1,0 +1,113 @@
+"""The HIP lane-order doubt: whether a wrong or differing output of the file's HIP, run on the CPU model of
+gfx950, rests only on the order in which a wave's lanes ran.
+
+The model runs the lanes of a wave one after another between lane operations, where gfx950 runs them in
+lockstep. So a program whose calls ran HIP on the model runs again twice, each wave's lanes reversed and
+rotated by half a wave; an element whose bits are the same in all three orders, in every output compared,
+does not depend on that order (wrong values equal by chance are rare: on the lockstep example at 256 x 512
+x 1024, 147 of 131072 elements in two orders, none wrong in all three). A failure stands where those
+elements alone fail; one that lives only where the order changes the output relies on lockstep (or races
+inside a wave), which the runner decides: the verdict is NOT RUN, saying so. A weak spot, said in
+docs/hip_cpu.md: three orders of many, not an instruction-level lockstep model.
+"""
+from __future__ import annotations
+
+import torch
+
+from fuzz.judge.verdicts import official_reference
+from fuzz.search.strategies import Case
+from fuzz.submission.program import Program
+from reference import exact_gemm_from_inputs
+
+
+class LaneOrderDoubt:
+    """A check's lane-order doubts; ``ctx`` (checks.Context) runs the re-runs (``ctx.execute``) and holds the
+    result the outputs come from (``ctx.last_result``). The two re-runs serve every output of a program,
+    once per program (official's tests share them)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._cache = None  # (program, its masks)
+
+    def stable(self, program: Program, outputs: dict, names) -> torch.Tensor | None:
+        """Where the outputs ``names`` of ``program`` (as ``outputs`` holds them) do not depend on the order of
+        a wave's lanes: a bool mask over their elements, or None when no call of theirs ran HIP on the model
+        (or the re-runs did not return comparable tensors: nothing to doubt)."""
+        records = [outputs.get(name, {}) for name in names]
+        if not any(r.get("hip_cpu_launches") for r in records) or not all("file" in r for r in records):
+            return None
+        masks = self._masks(program, outputs)
+        if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
+            return None
+        stable = masks[names[0]].clone()
+        for name in names[1:]:
+            stable &= masks[name]
+        return stable
+
+    def _masks(self, program: Program, outputs: dict) -> dict:
+        """Output name -> where it is the same in all three lane orders (None: not comparable)."""
+        if self._cache is not None and self._cache[0] is program:
+            return self._cache[1]
+        ctx = self.ctx
+        first = {name: ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
+        masks = {name: torch.ones(y.shape, dtype=torch.bool) for name, y in first.items()}
+        kept = ctx.last_result
+        try:
+            for order in ("reversed", "rotated"):
+                result, again = ctx.execute(program.with_hip_lanes(order))
+                for name, y in first.items():
+                    other = again.get(name, {})
+                    if masks[name] is None:
+                        continue
+                    if result.kind != "ok" or "file" not in other:
+                        masks[name] = None
+                        continue
+                    z = result.tensor(other).cpu()
+                    if z.shape != y.shape or z.dtype != y.dtype:
+                        masks[name] = None
+                        continue
+                    masks[name] &= _raw(z) == _raw(y)
+        finally:
+            ctx.last_result = kept
+        self._cache = (program, masks)
+        return masks
+
+    def failure(self, program: Program, outputs: dict, out: str, case: Case, fails) -> str:
+        """Why the wrong output ``out`` of ``program`` on ``case`` cannot be judged here, or "" when its failure
+        stands: it stands when the elements that do not depend on the lane order (``stable``) alone fail
+        ``fails(output)``, the others set to the exact product rounded to bf16 (a wrong kernel, or a race
+        between waves). An output wrong only where the order changes it relies on lockstep (or races inside a
+        wave), which the runner decides."""
+        stable = self.stable(program, outputs, [out])
+        if stable is None or bool(stable.all()):
+            return ""
+        y = self.ctx.last_result.tensor(outputs[out]).cpu()
+        data, _ = case.build()
+        settled = torch.where(stable, y, official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu())
+        if fails(settled):
+            return ""
+        return _note(stable, "is wrong only where its output changes")
+
+    def difference(self, program: Program, outputs: dict, a: str, b: str) -> str:
+        """Why outputs ``a`` and ``b`` of ``program``, which should be bitwise equal but are not, cannot be called
+        different here, or "": they differ nowhere outside the elements that depend on the lane order."""
+        stable = self.stable(program, outputs, [a, b])
+        if stable is None or bool(stable.all()):
+            return ""
+        ya, yb = (self.ctx.last_result.tensor(outputs[n]).cpu() for n in (a, b))
+        if bool(((_raw(ya) != _raw(yb)) & stable).any()):
+            return ""
+        return _note(stable, "differs only where its outputs change")
+
+
+def _note(stable: torch.Tensor, what: str) -> str:
+    return (f"the file's HIP {what} ({int((~stable).sum())} of {stable.numel()} elements) when the lanes of each wave "
+            "run in another order on the CPU model: it relies on the lockstep of a gfx950 wave (or races inside "
+            "one), which the CPU model does not run, so the runner decides")
+
+
+def _raw(t: torch.Tensor) -> torch.Tensor:
+    """A tensor's elements as integers of their width, so NaN payloads and -0 compare as bits."""
+    t = t.detach().contiguous()
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.view(width)
