@@ -2,6 +2,7 @@
 their own ``hipcc`` + ``ctypes`` code: no_rocm routes the hipcc command to the model, the file loads the
 library it built, and the oracle judges what its kernel computed. The correct one passes; each twin fails
 where its bug is, and only there. (The worker path, report and verdicts: test_submission_examples.py.)"""
+import ctypes
 import sys
 from pathlib import Path
 
@@ -123,6 +124,53 @@ def test_hiprtc_through_ctypes_compiles_and_launches_on_the_model(example):
     assert no_rocm.hip_cpu_launches() == before + 1
     library = no_rocm.attempts()[-1] if no_rocm.attempts() else None
     assert any(a.api == "ctypes" and a.cpu_model.startswith("modelled") for a in no_rocm.attempts()), library
+
+
+def test_hiprtc_stand_ins_take_restype_argtypes_and_errcheck_as_ctypes_does(example):
+    """hiprtc_ctypes_restype.py sets restype, argtypes and errcheck on every function, reads
+    hiprtcGetErrorString through c_char_p and reaches CDLL through importlib: it runs and is right."""
+    import hiprtc_ctypes_restype
+
+    data, _ = SMALL.build()
+    verdict = check_product(hiprtc_ctypes_restype.custom_kernel(data), data)
+    assert verdict.passed, verdict.summary
+
+
+def _outcome(call):
+    try:
+        return "returns", call()
+    except Exception as error:  # noqa: BLE001 - the kind of error is what is compared
+        return type(error).__name__, None
+
+
+@pytest.mark.parametrize("argtypes, args", [
+    ([ctypes.c_int], (3,)), ([ctypes.c_int], ()), ([ctypes.c_int], ("3",)), ([ctypes.c_int], (3.5,)),
+    ([ctypes.c_int], (ctypes.c_int(-4),)), ([ctypes.c_int], (3, 4)), (None, (5,)),
+])
+def test_a_modelled_function_checks_arguments_as_a_ctypes_function(argtypes, args):
+    """The same argtypes and arguments give the same outcome on libc's abs and on a ModelledFunction."""
+    from reference.emulation.hip_cpu.hiprtc import ModelledFunction
+
+    real = ctypes.CDLL(None).abs
+    modelled = ModelledFunction("abs", lambda value, *rest: abs(int(getattr(value, "value", value))))
+    real.argtypes = modelled.argtypes = argtypes
+    assert _outcome(lambda: modelled(*args)) == _outcome(lambda: real(*args))
+
+
+@pytest.mark.parametrize("restype", [ctypes.c_int, ctypes.c_uint8, ctypes.c_void_p, ctypes.c_char_p, None, int])
+def test_a_modelled_function_converts_its_result_by_restype_as_ctypes_does(restype):
+    from reference.emulation.hip_cpu.hiprtc import ModelledFunction
+
+    text = ctypes.create_string_buffer(b"hipSuccess")
+    address = ctypes.addressof(text)
+    real = ctypes.CDLL(None).strchr  # strchr(s, 0) returns the address of s's terminator: a C pointer
+    real.argtypes, real.restype = [ctypes.c_void_p, ctypes.c_int], restype
+    modelled = ModelledFunction("strchr", lambda s, c: address + len(b"hipSuccess"))
+    modelled.restype = restype
+    assert modelled(address, 0) == real(address, 0)
+    seen = []
+    modelled.errcheck = lambda result, function, args: seen.append((result, function.__name__, args)) or "checked"
+    assert modelled(address, 0) == "checked" and seen == [(real(address, 0), "strchr", (address, 0))]
 
 
 def test_an_unmodelled_hip_runtime_function_is_refused_by_name(example):

@@ -9,7 +9,8 @@ kernel's own parameter types. The "code object" handed back is a token naming th
 Modelled: hiprtcCreateProgram, hiprtcCompileProgram, hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize,
 hiprtcGetProgramLog, hiprtcDestroyProgram, hiprtcGetErrorString, hipModuleLoadData, hipModuleLoad (not: a
 file path of a code object), hipModuleGetFunction, hipModuleLaunchKernel (kernelParams; not the ``extra``
-buffer), hipModuleUnload, and the synchronisation and error calls that have nothing to do on the CPU.
+buffer), hipModuleUnload, hipGetErrorString, and the synchronisation and error calls that have nothing to do on the CPU.
+Each is a ``ModelledFunction``: ``restype``, ``argtypes`` and ``errcheck`` act as on a ctypes function.
 Any other function of these libraries raises ``NotModelled`` naming it (NOT RUN, never FAIL).
 """
 from __future__ import annotations
@@ -146,7 +147,16 @@ class Runtime:
         return SUCCESS
 
     def hiprtcGetErrorString(self, code):
-        return b"HIPRTC_SUCCESS" if code == 0 else b"HIPRTC_ERROR (hip_cpu model)"
+        return self._c_string(b"HIPRTC_SUCCESS" if int(getattr(code, "value", code)) == 0
+                              else b"HIPRTC_ERROR (hip_cpu model)")
+
+    def _c_string(self, text: bytes) -> int:
+        """The address of a NUL-terminated copy of ``text`` that lives as long as the runtime: a C function's
+        ``const char*`` result, which the caller's restype (c_char_p) reads."""
+        strings = self.__dict__.setdefault("strings", {})
+        if text not in strings:
+            strings[text] = ctypes.create_string_buffer(text)
+        return ctypes.addressof(strings[text])
 
     # -- HIP modules ----------------------------------------------------------------------------------
     def hipModuleLoadData(self, module, image):
@@ -184,6 +194,9 @@ class Runtime:
                  ctypes.cast(params, ctypes.c_void_p))
         return SUCCESS
 
+    def hipGetErrorString(self, code):
+        return self._c_string(b"hipSuccess" if int(getattr(code, "value", code)) == 0 else b"hipError (hip_cpu model)")
+
     def hipModuleUnload(self, module):
         return SUCCESS
 
@@ -191,18 +204,65 @@ class Runtime:
         return SUCCESS
 
 
-MODELLED = {name for name in dir(Runtime) if name.startswith(("hiprtc", "hipModule"))}
+MODELLED = {name for name in dir(Runtime) if name.startswith(("hiprtc", "hipModule"))} | {"hipGetErrorString"}
 NO_OPS = ("hipDeviceSynchronize", "hipStreamSynchronize", "hipGetLastError", "hipPeekAtLastError", "hipSetDevice",
           "hipInit", "hipCtxSynchronize")
 
 
+class ModelledFunction:
+    """A function of a modelled library as ctypes hands it to a file: ``restype``, ``argtypes`` and ``errcheck``
+    can be set and act as on a ctypes function pointer. The arguments are checked against ``argtypes`` with
+    ctypes' own errors (a wrong count is a TypeError, a wrong type a ctypes.ArgumentError), the model gets the
+    file's own arguments, its C result (an int: a status, or an address for a ``const char*``) is converted
+    by ``restype`` as ctypes converts (c_int by default; None gives None), and ``errcheck(result, func,
+    args)`` has the last word. Files set these on every function they call (issue 39: a bound method here
+    made ``lib.hiprtcCreateProgram.restype = ctypes.c_int`` an AttributeError, the file's FAIL)."""
+
+    def __init__(self, name: str, model):
+        self.__name__ = name
+        self._model = model
+        self.restype, self.argtypes, self.errcheck = ctypes.c_int, None, None
+
+    def __call__(self, *args):
+        if self.argtypes is not None:
+            needed = len(self.argtypes)
+            if len(args) < needed:
+                raise TypeError(f"this function takes at least {needed} argument{'s' * (needed != 1)} ({len(args)} given)")
+            for position, (kind, value) in enumerate(zip(self.argtypes, args), 1):
+                try:
+                    kind.from_param(value)
+                except Exception as error:  # noqa: BLE001 - ctypes wraps whatever from_param raised
+                    raise ctypes.ArgumentError(f"argument {position}: {type(error).__name__}: {error}") from None
+        result = as_restype(self._model(*args), self.restype)
+        return self.errcheck(result, self, args) if self.errcheck is not None else result
+
+    def __repr__(self):
+        return f"<modelled function {self.__name__} (hip_cpu)>"
+
+
+def as_restype(value, restype):
+    """A C function's result ``value`` (an int, or None for void) as ctypes returns it for ``restype``."""
+    if restype is None:
+        return None
+    if isinstance(restype, type) and issubclass(restype, ctypes._SimpleCData):
+        c_value = restype(value) if value is not None else restype()
+        # ctypes returns the Python value of a fundamental type, the instance of a subclass of one
+        return c_value.value if restype.__bases__[0] is ctypes._SimpleCData else c_value
+    if isinstance(restype, type) and issubclass(restype, ctypes._Pointer):
+        return ctypes.cast(ctypes.c_void_p(value), restype)
+    if callable(restype):  # ctypes' deprecated form: a callable gets the C int
+        return restype(ctypes.c_int(value or 0).value)
+    raise TypeError(f"restype must be a type, a callable, or None, not {type(restype).__name__}")
+
+
 def install_on(library, runtime: Runtime, which: str) -> None:
     """Give the ctypes library object ``library`` (a CDLL of some loadable library) the modelled functions
-    as attributes; any other attribute of it raises NotModelled when called."""
+    as attributes, each a ``ModelledFunction``; any other function of it raises NotModelled when called
+    (its restype and argtypes can still be set first, as a file does for every function it uses)."""
     for name in MODELLED:
-        setattr(library, name, getattr(runtime, name))
+        setattr(library, name, ModelledFunction(name, getattr(runtime, name)))
     for name in NO_OPS:
-        setattr(library, name, runtime.nothing)
+        setattr(library, name, ModelledFunction(name, runtime.nothing))
 
     class Strict(type(library)):
         def __getattr__(self, name):
@@ -211,7 +271,9 @@ def install_on(library, runtime: Runtime, which: str) -> None:
 
             def refused(*args, **kwargs):
                 raise NotModelled(f"{which}.{name} is not modelled by the CPU model of gfx950 (docs/hip_cpu.md)")
-            return refused
+            function = ModelledFunction(name, refused)
+            setattr(self, name, function)  # as CDLL caches: restype set once stays
+            return function
 
         def __getitem__(self, name):
             return self.__getattr__(name)
