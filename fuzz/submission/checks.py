@@ -539,6 +539,13 @@ def merge_tier_notes(notes: dict, records) -> None:
             known["checked"].update(report["ran"])
         for shim, where in record.get("shims", {}).items():
             notes["shims"].setdefault(shim, where)
+        for attempt in record.get("hip_builds", []):  # what the runner builds or runs that did not run here
+            if attempt.get("not_run"):
+                what = attempt.get("name") or " ".join(attempt.get("command", [])[:2])
+                notes.setdefault("hip_not_run", {}).setdefault(f"{attempt['api']}({what}) at {attempt['where']}",
+                                                              attempt["not_run"])
+        if notes.get("hip_not_run") and "exception" not in record:  # the file went on without it: a fallback served
+            notes["hip_fallback_calls"] = notes.get("hip_fallback_calls", 0) + 1
         if record.get("hip_cpu_launches"):  # the file's hipcc-built HIP ran on the CPU model for this call
             hip = notes.setdefault("hip_cpu", {"launches": 0, "calls": 0})
             hip["launches"] += record["hip_cpu_launches"]

@@ -374,6 +374,7 @@ def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
     # why the CPU model of gfx950 did not run a build (docs/hip_cpu.md): what it lacks, or what its host
     # compiler refused; the file's fallback (or nothing) served instead
     notes = [f"the CPU model of gfx950 did not run {a.get('api')}({a.get('name') or ' '.join(a.get('command', [])[:2])}): "
-             f"{a['cpu_model'][:400]}" for a in attempts if a.get("cpu_model") not in (None, "", "built")]
+             f"{a['cpu_model'][:400]}" for a in attempts if a.get("not_run") or (
+                 a.get("cpu_model") and not a["cpu_model"].startswith(("built", "modelled")))]
     report = [{"build": p.label, "served_here": served, **r.to_json()} for p, r in built]
     return judge(ctx, built, served, program, strict, notes), "", report

@@ -83,6 +83,7 @@ class VerdictRecord:
     error_text: str = ""  # its whole text (capped): the traceback a bug report needs
     cut_short: str = ""  # why the time budget ended the verdict's search early ("" when it did not)
     steered: int = 0  # drawn cases moved inside the shapes the file accepts (steering.py)
+    fallback: str = ""  # why the verdict judged a fallback, not what the runner runs (mark_hip_fallback)
 
     def add(self, outcome) -> None:
         self.examples += 1
@@ -106,6 +107,13 @@ class VerdictRecord:
 
     @property
     def status(self) -> str:
+        if self.fallback and self.outcome in ("passed", "failed"):
+            return "NOT RUN"
+        return self.own_status
+
+    @property
+    def own_status(self) -> str:
+        """The status of the calls judged, whatever code served them."""
         if self.outcome == "skipped" and self.not_run is not None:
             return "NOT RUN"
         if self.outcome == "passed":
@@ -113,6 +121,11 @@ class VerdictRecord:
         return {"failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}.get(self.outcome, self.outcome.upper())
 
     def line(self) -> str:
+        if self.fallback and self.outcome in ("passed", "failed"):
+            return f"{self.fallback}; the fallback: {self.own_status} {self.own_line()}"
+        return self.own_line()
+
+    def own_line(self) -> str:
         if self.outcome == "failed" and len(self.failures) > 1:
             return f"{len(self.failures)} distinct failures: " + "; ".join(
                 f"[{cls or 'failure'}] {o.summary.splitlines()[0]}" for cls, o in self.failures.items())
@@ -378,7 +391,36 @@ def tier_notes_json(notes: dict) -> dict:
                      for kernel, k in notes["autotune"].items()},
         "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
         "hip_cpu": dict(notes.get("hip_cpu") or {}),  # the file's HIP run on the CPU model: launches, calls
+        "hip_not_run": dict(notes.get("hip_not_run") or {}),  # what the runner builds or runs, not run here: why
+        "hip_fallback": notes.get("hip_fallback", ""),  # what that means for the verdicts (mark_hip_fallback)
     }
+
+
+# Verdicts judged on the file's calls: where the file's HIP did not run here and its fallback served, they judge
+# code the runner does not run. loads, builds_gfx950 (the runner's build itself) and kernelguard (static) stand.
+NOT_ON_CALLS = ("loads", "builds_gfx950", "kernelguard")
+
+
+def mark_hip_fallback(records: dict, notes: dict, builds: list) -> str:
+    """Where the runner would build or run the file's HIP and it did not run here while the file's calls still
+    returned (the file caught the failure and fell back), every verdict judged on those calls is NOT RUN,
+    its own result kept in its line: the runner runs the HIP, not the fallback. Unless builds_gfx950 found
+    that the HIP does not build for gfx950 either: then the runner falls back too, and the verdicts stand.
+    Returns the note for the report ("" when nothing was marked or there was nothing to mark)."""
+    if not notes.get("hip_not_run") or not notes.get("hip_fallback_calls"):
+        return ""
+    if builds and not any(b.get("ok") for b in builds):
+        return ("its HIP does not build for gfx950 either (builds_gfx950): the runner falls back too, so the "
+                "verdicts judge what it runs")
+    reason = (f"its HIP did not run here (the hip lines say why) and its fallback served {notes['hip_fallback_calls']} "
+              "calls: the runner runs the HIP")
+    marked = []
+    for record in records.values():
+        if record.verdict not in NOT_ON_CALLS and record.outcome in ("passed", "failed"):
+            record.fallback = reason
+            marked.append(record.verdict)
+    return (f"NOT RUN {', '.join(marked)}: they judge the fallback, not the HIP the runner runs"
+            if marked else "")
 
 
 def pytest_addoption(parser):
@@ -547,6 +589,8 @@ class SubmissionReporter:
         found = _session(self.config)
         if found is None:
             return
+        found.runner.tier_notes["hip_fallback"] = mark_hip_fallback(
+            found.records, found.runner.tier_notes, getattr(found, "hip_builds", []))
         session.exitstatus = final_exit_status(session.exitstatus, {r.verdict: r.status for r in found.records.values()},
                                                self.config.getoption("--fail-on"))
         draw_error_maps(found.records.values(), self.report_path)
@@ -582,7 +626,7 @@ class SubmissionReporter:
             write(f"  {record.verdict:<{width}}  {record.status:<8}  {line[:150]}")
         if self.config.getoption("tbstyle") == "no":  # mxfp4-fuzz check: pytest printed no failure sections
             for record in found.records.values():
-                if record.outcome == "failed" and record.failing is not None:
+                if record.status == "FAIL" and record.failing is not None:
                     for failing in record.failures.values() or [record.failing]:
                         write("")
                         for line in failing.render().splitlines():

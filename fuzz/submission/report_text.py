@@ -92,6 +92,10 @@ def tier_notes_lines(notes: dict) -> list:
     if hip.get("launches"):
         lines.append(f"hip         the file's own HIP served {hip['calls']} calls ({hip['launches']} kernel launches), run on "
                      "the CPU model of gfx950 (reference/emulation/hip_cpu), not a fallback")
+    for what, why in (notes.get("hip_not_run") or {}).items():
+        lines.append(f"hip         did not run here: {what}: {why[:300]}")
+    if notes.get("hip_fallback"):
+        lines.append(f"hip         {notes['hip_fallback']}")
     for shim, where in notes["shims"].items():
         lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
     return lines

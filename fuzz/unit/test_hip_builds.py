@@ -291,3 +291,64 @@ __global__ void k(const int4v* a, const int4v* b, float4v* c) {
     built = hip_gfx950.build(mfma, toolchain=toolchain)
     assert not built.ok and built.errors[0].line == 6 and "int4v" in built.errors[0].message
     assert hip_builds.build_toolchain_limit(built) is None
+
+
+# ---------------------------------------------------------------------------------------------------
+# A fallback that hides HIP the runner runs (issue 39): the verdicts judged on the calls are NOT RUN
+
+
+def _records(*verdicts, outcome="passed"):
+    from fuzz.submission.plugin import VerdictRecord
+
+    return {v: VerdictRecord(v, outcome=outcome) for v in verdicts}
+
+
+NOT_RUN_HERE = {"load_inline(k) at f.py:3": "the CPU model of gfx950 does not have inline asm"}
+
+
+def test_verdicts_on_a_fallback_are_not_run_with_their_own_result_kept():
+    from fuzz.submission.plugin import mark_hip_fallback
+
+    records = _records("loads", "official", "correctness", "builds_gfx950", "kernelguard")
+    records["correctness"].outcome = "failed"
+    note = mark_hip_fallback(records, {"hip_not_run": NOT_RUN_HERE, "hip_fallback_calls": 3}, [{"ok": True}])
+    assert {v: r.status for v, r in records.items()} == {
+        "loads": "PASS", "official": "NOT RUN", "correctness": "NOT RUN", "builds_gfx950": "PASS", "kernelguard": "PASS"}
+    assert note.startswith("NOT RUN official, correctness")
+    assert records["correctness"].line().startswith("its HIP did not run here") and "the fallback: FAIL" in records["correctness"].line()
+
+
+@pytest.mark.parametrize("notes, builds", [
+    ({"hip_not_run": NOT_RUN_HERE, "hip_fallback_calls": 3}, [{"ok": False}]),  # no gfx950 build: the runner falls back too
+    ({"hip_not_run": NOT_RUN_HERE}, []),  # every call raised: nothing served in the HIP's place
+    ({"hip_fallback_calls": 3}, []),  # everything the runner builds ran here
+])
+def test_verdicts_stand_where_the_runner_would_run_what_ran_here(notes, builds):
+    from fuzz.submission.plugin import mark_hip_fallback
+
+    records = _records("official", "correctness")
+    mark_hip_fallback(records, notes, builds)
+    assert {r.status for r in records.values()} == {"PASS"}
+
+
+@pytest.mark.slow
+def test_the_worker_records_hip_that_did_not_run_and_a_runner_identical_import_failure_apart():
+    """hip_unrun_with_fallback.py: its inline asm is not modelled, its fallback serves: recorded as not run.
+    load_inline_with_fallback.py: built, but its module has no functions, so importing it fails on the runner
+    too: nothing recorded as not run (its fallback is what the runner runs)."""
+    found = {}
+    for name in ("hip_unrun_with_fallback.py", "load_inline_with_fallback.py"):
+        runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=120)
+        try:
+            ctx = checks.Context(runner, TIER)
+            outcome = checks.check_contract(ctx, [Case(2, 64, 64, seed=1)])
+            found[name] = (outcome.status, dict(runner.tier_notes.get("hip_not_run") or {}),
+                           runner.tier_notes.get("hip_fallback_calls", 0))
+        finally:
+            runner.close()
+    status, not_run, calls = found["hip_unrun_with_fallback.py"]
+    assert status == "pass" and calls >= 1 and len(not_run) == 1, found
+    (what, why), = not_run.items()
+    assert what.startswith("load_inline(mxfp4_unrun_with_fallback) at ") and "hip_unrun_with_fallback.py:" in what
+    assert ("inline asm" in why or "no ROCm" in why or "clang" in why), why
+    assert found["load_inline_with_fallback.py"][:2] == ("pass", {}), found

@@ -78,6 +78,10 @@ class Attempt:
     command: list = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the build options of RECORDED_OPTIONS given; "paths": name -> path
     cpu_model: str = ""  # "built": the CPU model of gfx950 (hip_cpu) built it and the file runs it; else why not
+    # Why what the runner builds or runs here did not run (refused for want of ROCm, or the CPU model could not
+    # build or run it): "" when it did. A file that catches the exception and falls back is then judged on
+    # its fallback, which the report must say (issue 39).
+    not_run: str = ""
 
     def describe(self) -> str:
         what = self.name or " ".join(self.command[:3])
@@ -254,9 +258,10 @@ def _refuse_library(name, api: str) -> None:
     if library is None:
         return
     text = os.fsdecode(name)
-    _state["attempts"].append(Attempt("ctypes", _caller(), name=library, command=[api, text]))
-    raise RocmUnavailable(f"{text}: cannot open shared object file: No such file or directory (no ROCm on this "
-                          f"machine: {_state['tier']}; {library} is ROCm's, the runner loads it)")
+    message = (f"{text}: cannot open shared object file: No such file or directory (no ROCm on this "
+               f"machine: {_state['tier']}; {library} is ROCm's, the runner loads it)")
+    _state["attempts"].append(Attempt("ctypes", _caller(), name=library, command=[api, text], not_run=message))
+    raise RocmUnavailable(message)
 
 
 def _refused_build(gpu: bool, texts, kwargs: dict) -> str | None:
@@ -301,6 +306,10 @@ def _ticking(work):
         stop.set()
 
 
+class FileImportFailed(ImportError):
+    """The CPU model built the file's extension and importing it failed as it fails on the runner."""
+
+
 def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
     """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
     compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
@@ -321,6 +330,9 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     os.environ["CXX"] = clang  # torch's CPU build compiles with $CXX
     try:
         module = _ticking(lambda: stock_inline(f"{name}_hipcpu", sources, **options))
+    except ImportError as error:  # built and linked, but no Python module in it (no PYBIND11_MODULE, no functions=):
+        # torch's import fails the same way on the runner, so this is the file's failure, not the model's
+        raise FileImportFailed(str(error).replace(f"{name}_hipcpu", name)) from None
     except Exception as error:  # the compiler's refusal, as torch reports it
         lines = [line for line in str(error).splitlines() if "error" in line][:3]
         raise HipModelRefused(f"load_inline({name!r}): the CPU model's host compiler refused it: "
@@ -362,8 +374,15 @@ def _hiprtc_runtime():
         from reference.emulation.hip_cpu import hiprtc
 
         folder = tempfile.mkdtemp(prefix="mxfp4-fuzz-hiprtc-")
-        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library)
+        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library, on_refused=_hiprtc_refused)
     return _state["hiprtc_runtime"]
+
+
+def _hiprtc_refused(what: str, why: str) -> None:
+    """The HIPRTC model could not build or run ``what`` (a compile its host compiler refused, a function it
+    does not model): recorded as an attempt that did not run, whatever the file does with the failure."""
+    _state["attempts"].append(Attempt("ctypes", _caller(), name=what, command=["HIPRTC", what],
+                                      cpu_model=why, not_run=why))
 
 
 def install(cuda_builds: bool = False) -> bool:
@@ -393,13 +412,19 @@ def install(cuda_builds: bool = False) -> bool:
             try:
                 module = _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs)
             except HipModelRefused as error:
-                attempt.cpu_model = str(error)
+                attempt.cpu_model = attempt.not_run = str(error)
                 raise
+            except FileImportFailed as error:
+                attempt.cpu_model = f"built; importing it failed as on the runner: {error}"
+                raise ImportError(str(error)) from None
             attempt.cpu_model = "built"
             return module
         if what:
-            raise RocmUnavailable(f"load_inline({name!r}) builds {what}: no ROCm on this machine ({_state['tier']}); "
-                                  f"on the runner {'hipcc builds it' if gpu else 'it builds'}")
+            message = (f"load_inline({name!r}) builds {what}: no ROCm on this machine ({_state['tier']}); "
+                       f"on the runner {'hipcc builds it' if gpu else 'it builds'}")
+            if attempt is not None:
+                attempt.not_run = message
+            raise RocmUnavailable(message)
         return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)  # forwards
 
     def load(name, sources, *args, **kwargs):
@@ -417,12 +442,18 @@ def install(cuda_builds: bool = False) -> bool:
             try:
                 module = _load_inline_on_cpu_model(stock_inline, name, cpp_texts, gpu_texts, kwargs)
             except HipModelRefused as error:
-                _state["attempts"][-1].cpu_model = str(error)
+                _state["attempts"][-1].cpu_model = _state["attempts"][-1].not_run = str(error)
                 raise
+            except FileImportFailed as error:
+                _state["attempts"][-1].cpu_model = f"built; importing it failed as on the runner: {error}"
+                raise ImportError(str(error)) from None
             _state["attempts"][-1].cpu_model = "built"
             return module
         if what:
-            raise RocmUnavailable(f"load({name!r}) builds {what}: no ROCm on this machine ({_state['tier']})")
+            message = f"load({name!r}) builds {what}: no ROCm on this machine ({_state['tier']})"
+            if gpu or what:
+                _state["attempts"][-1].not_run = message
+            raise RocmUnavailable(message)
         return stock_load(name, sources, *args, **kwargs)  # forwards
 
     undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]
@@ -440,12 +471,13 @@ def install(cuda_builds: bool = False) -> bool:
             _state["attempts"].append(attempt)
             parts = _shared_build(argv, kwargs.get("cwd")) if _state.get("cpu_model") else None
             if parts is None:
+                attempt.not_run = f"{os.path.basename(argv[0])}: no ROCm on this machine ({_state['tier']})"
                 raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
                                         os.path.basename(argv[0]))
             try:
                 attempt.cpu_model = _build_on_cpu_model(parts)
             except HipNotModelled as error:
-                attempt.cpu_model = error.strerror
+                attempt.cpu_model = attempt.not_run = error.strerror
                 raise
             # built: the command "succeeds" (a no-op process), and the file loads the library it asked for
             noop = [sys.executable, "-c", ""]

@@ -89,9 +89,10 @@ def _text(value) -> str:
 class Runtime:
     """The state both fake libraries share: programs, modules and functions by handle."""
 
-    def __init__(self, library_dir: Path, on_built=None):
+    def __init__(self, library_dir: Path, on_built=None, on_refused=None):
         self.library_dir = Path(library_dir)
         self.on_built = on_built  # called with each library path built (launch counting, progress)
+        self.on_refused = on_refused  # called with (what, why) for each build or call the model could not run
         self.programs, self.modules, self.functions = {}, {}, {}
 
     def _handle(self, table: dict, value) -> int:
@@ -114,7 +115,12 @@ class Runtime:
         except build.NotModelled as error:
             raise NotModelled(f"hiprtcCompileProgram({program['name']}): {error}") from None
         except build.BuildError as error:
+            # The runner's HIPRTC may compile what the model's host compiler refuses: the file sees the error
+            # code HIPRTC would give for a real compile error, and the report says the HIP did not run here.
             program["log"] = str(error)
+            if self.on_refused:
+                self.on_refused(f"hiprtcCompileProgram({program['name']})",
+                                f"the CPU model's host compiler refused it: {str(error).splitlines()[0][:300]}")
             return 6  # HIPRTC_ERROR_COMPILATION
         if self.on_built:
             self.on_built(str(path))
@@ -218,9 +224,10 @@ class ModelledFunction:
     args)`` has the last word. Files set these on every function they call (issue 39: a bound method here
     made ``lib.hiprtcCreateProgram.restype = ctypes.c_int`` an AttributeError, the file's FAIL)."""
 
-    def __init__(self, name: str, model):
+    def __init__(self, name: str, model, on_refused=None):
         self.__name__ = name
         self._model = model
+        self.on_refused = on_refused  # for a model that is not a Runtime method (an unmodelled function)
         self.restype, self.argtypes, self.errcheck = ctypes.c_int, None, None
 
     def __call__(self, *args):
@@ -233,7 +240,16 @@ class ModelledFunction:
                     kind.from_param(value)
                 except Exception as error:  # noqa: BLE001 - ctypes wraps whatever from_param raised
                     raise ctypes.ArgumentError(f"argument {position}: {type(error).__name__}: {error}") from None
-        result = as_restype(self._model(*args), self.restype)
+        try:
+            value = self._model(*args)
+        except NotModelled as error:
+            refused = getattr(self._model, "__self__", None)
+            if refused is not None and getattr(refused, "on_refused", None):
+                refused.on_refused(self.__name__, str(error))
+            elif self.on_refused:
+                self.on_refused(self.__name__, str(error))
+            raise
+        result = as_restype(value, self.restype)
         return self.errcheck(result, self, args) if self.errcheck is not None else result
 
     def __repr__(self):
@@ -271,7 +287,7 @@ def install_on(library, runtime: Runtime, which: str) -> None:
 
             def refused(*args, **kwargs):
                 raise NotModelled(f"{which}.{name} is not modelled by the CPU model of gfx950 (docs/hip_cpu.md)")
-            function = ModelledFunction(name, refused)
+            function = ModelledFunction(name, refused, runtime.on_refused)
             setattr(self, name, function)  # as CDLL caches: restype set once stays
             return function
 
