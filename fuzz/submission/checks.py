@@ -36,6 +36,8 @@ from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.lane_order import LaneOrderDoubt
 from fuzz.submission.program import Program
 from fuzz.submission.provenance import tier_limit, where_note
+from fuzz.submission.run_records import (atomic_add_kernels, bf16_atomic_adds, count_calls, last_trace,
+                                         launch_configs, merge_tier_notes, record_shape_evidence)
 from reference import exact_gemm_from_inputs
 
 OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))
@@ -43,14 +45,6 @@ CPU_OFFICIAL_N = 128  # the CPU tier keeps the official M, K and seeds and narro
 RECHECK_STEP = 13  # the leaderboard's seed increment between timed iterations
 RECHECK_ITERATIONS = 4
 OUTPUT_TAIL_LINES = 12
-
-
-def last_trace(result) -> list:
-    """The path trace (aiter calls, Triton launches) of the last call the worker recorded."""
-    if result is None:
-        return []
-    traced = [r.get("trace") for r in result.records if r.get("trace")] if hasattr(result, "records") else []
-    return list(traced[-1]) if traced else []
 
 
 @dataclass
@@ -79,37 +73,6 @@ class Outcome:
         }
 
 
-# Names that size a launch by its problem, not by its configuration: left out of a configuration's key.
-SHAPE_ARGUMENTS = frozenset({"M", "N", "K", "GRID_MN", "SCALE_COLS", "SPLIT_K", "SPLITK_BLOCK_SIZE"})
-STRIPE_COUNTS = ("NUM_KSPLIT", "KSPLIT", "SPLITS", "NUM_SPLITS", "SPLIT_K_COUNT")
-STRIPE_LENGTHS = ("SPLIT_K", "SPLITK_BLOCK_SIZE")
-MI355X_CUS = 256
-
-
-def launch_config(launch: dict) -> str:
-    """One Triton launch as a configuration: kernel, constexprs (shape-sized ones left out), the number
-    of split-K stripes (a stripe count argument, or K over a stripe length) and the grid's class
-    (one program, under one wave of the MI355X's 256 CUs, or more)."""
-    values = {**launch.get("constexprs", {}), **launch.get("scalars", {})}
-    conf = " ".join(f"{k}={v}" for k, v in launch.get("constexprs", {}).items() if k not in SHAPE_ARGUMENTS)
-    stripes = next((values[k] for k in STRIPE_COUNTS if isinstance(values.get(k), int)), None)
-    if stripes is None and isinstance(values.get("K"), int):
-        length = next((values[k] for k in STRIPE_LENGTHS if isinstance(values.get(k), int) and values[k] > 0), None)
-        stripes = None if length is None else -(-values["K"] // length)
-    grid = launch.get("grid")
-    programs = None if not grid else int(torch.tensor(grid).prod())
-    grid_class = ("grid ?" if programs is None else "1 program" if programs == 1
-                  else f"< {MI355X_CUS} programs" if programs < MI355X_CUS else f">= {MI355X_CUS} programs")
-    return f"{launch['kernel']}[{conf}] stripes={stripes if stripes is not None else 1} {grid_class}"
-
-
-def launch_configs(result) -> list:
-    """The distinct launch configurations of every call of a worker result, in order."""
-    seen = {}
-    for record in getattr(result, "records", None) or []:
-        for launch in record.get("launches_config", []):
-            seen.setdefault(launch_config(launch), None)
-    return list(seen)
 
 
 def reseeded(case: Case, offset: int) -> Case:
@@ -215,31 +178,6 @@ class Context:
             f"they exceed the runner's 1e-2 check ({official.summary}): accumulate the partials in fp32"
         return Judgement(official.passed, f"{summary}; within the roundings of {how}, and {rule}", v.worst, official,
                          error_map=None if official.passed else v.error_map)
-
-
-def bf16_atomic_adds(record: dict) -> tuple[int, str, str]:
-    """(how many bf16 atomic adds may have built one output element, what they are, why a failure cannot
-    be judged on this tier or ""). The interpreter counts the adds per address; a GPU does not, so there
-    the bound takes every program of the launches with bf16 atomic adds as one add each (a weak bound that
-    also assumes a program adds once per element; the text says so)."""
-    counted = record.get("bf16_atomic_adds")
-    if counted:
-        return int(counted), f"{counted} bf16 atomic adds per element (counted by the interpreter)", ""
-    launches = [launch for launch in record.get("atomic_add_launches", []) if "bf16" in launch["dtypes"]]
-    if not launches:
-        return 0, "", ""
-    names = ", ".join(sorted({launch["kernel"] for launch in launches}))
-    if any(launch["programs"] is None for launch in launches):
-        return 0, "", (f"this tier cannot bound the roundings of the bf16 atomic adds in {names} (the trace "
-                       "could not resolve the grid); the CPU tier's interpreter counts them")
-    programs = sum(launch["programs"] for launch in launches)
-    return programs, (f"up to {programs} bf16 atomic adds per element in {names} (one per program: this tier "
-                      "does not count them, the CPU tier's interpreter does)"), ""
-
-
-def atomic_add_kernels(*records: dict) -> list:
-    """The compiled kernels with float atomic adds that ran in these calls (their sums may vary run to run)."""
-    return sorted({launch["kernel"] for record in records for launch in record.get("atomic_add_launches", [])})
 
 
 @dataclass(frozen=True)
@@ -505,52 +443,6 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
                            program, case, worst=judgement.worst, official=judgement.official,
                            failure_class="wrong_result", error_map=judgement.error_map)
     return ctx.outcome("contract_beyond", "pass", f"correct result: {judgement.summary}", program)
-
-
-def count_calls(stats: dict, records) -> None:
-    for record in records:
-        if "exception" in record:
-            stats["raised"] += 1
-            error = record["exception"]
-            stats["last_error"] = f"{error['type']}: {error['message']}"[:300]
-        elif "file" in record:
-            stats["returned"] += 1
-
-
-def record_shape_evidence(evidence, program: Program, outputs: dict) -> None:
-    """Each call's shape, answered or not (a raise that is not a device fault: the file's refusal, or a
-    tier limit, said so), for steering.py: either way the example says nothing of the result."""
-    for out, record in outputs.items():
-        case = program.case_of.get(out)
-        error = record.get("exception")
-        if case is None or (error is None and "file" not in record) or (error or {}).get("device_fault"):
-            continue
-        refusal = None
-        if error is not None:
-            limit = tier_limit(error)
-            refusal = f"not run here: {limit}" if limit else f"{error['type']}: {error['message']}"
-        evidence.add((case.m, case.n, case.k), refusal)
-
-
-def merge_tier_notes(notes: dict, records) -> None:
-    for record in records:
-        for kernel, report in record.get("autotune", {}).items():
-            known = notes["autotune"].setdefault(kernel, {"configs": report["configs"], "checked": set()})
-            known["checked"].update(report["ran"])
-        for shim, where in record.get("shims", {}).items():
-            notes["shims"].setdefault(shim, where)
-        for attempt in record.get("hip_builds", []):  # what the runner builds or runs that did not run here
-            if attempt.get("not_run"):
-                what = attempt.get("name") or " ".join(attempt.get("command", [])[:2])
-                notes.setdefault("hip_not_run", {}).setdefault(f"{attempt['api']}({what}) at {attempt['where']}",
-                                                              attempt["not_run"])
-        if notes.get("hip_not_run") and "exception" not in record:  # the file went on without it: a fallback served
-            notes["hip_fallback_calls"] = notes.get("hip_fallback_calls", 0) + 1
-        if record.get("hip_cpu_launches"):  # the file's hipcc-built HIP ran on the CPU model for this call
-            hip = notes.setdefault("hip_cpu", {"launches": 0, "calls": 0})
-            hip["launches"] += record["hip_cpu_launches"]
-            hip["calls"] += 1
-        notes["device_emulated"] |= bool(record.get("device_emulated"))
 
 
 def check_correctness(ctx: Context, case: Case) -> Outcome:

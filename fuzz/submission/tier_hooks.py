@@ -16,7 +16,7 @@ def _plain(v):
 
 def launch_configs(trace, limit: int = 64) -> list:
     """The call's Triton launches, distinct, as JSON: kernel, grid, constexprs and capitalised int
-    arguments (checks.launch_config turns each into a configuration's key)."""
+    arguments (run_records.launch_config turns each into a configuration's key)."""
     seen = {}
     for e in trace.of("triton"):
         launch = {"kernel": e.name, "grid": None if e.grid is None else [_plain(g) for g in e.grid],

@@ -9,7 +9,7 @@ import types
 import torch
 
 from fuzz.search.strategies import Case
-from fuzz.submission import checks
+from fuzz.submission import checks, run_records
 from fuzz.judge.trace import float_atomic_adds
 from reference import acceptable_range, accumulation_bound, exact_gemm_from_inputs, round_to_bf16
 
@@ -28,15 +28,15 @@ def test_float_atomic_adds_are_read_from_the_compiled_kernels_ttir():
 
 
 def test_the_bf16_add_count_comes_from_the_interpreter_or_the_grid():
-    assert checks.bf16_atomic_adds({}) == (0, "", "")
-    assert checks.bf16_atomic_adds({"bf16_atomic_adds": 3})[0] == 3
+    assert run_records.bf16_atomic_adds({}) == (0, "", "")
+    assert run_records.bf16_atomic_adds({"bf16_atomic_adds": 3})[0] == 3
     gpu = {"atomic_add_launches": [{"kernel": "k", "dtypes": ["bf16"], "programs": 8},
                                    {"kernel": "w", "dtypes": ["f32"], "programs": 99}]}
-    adds, how, unobservable = checks.bf16_atomic_adds(gpu)
+    adds, how, unobservable = run_records.bf16_atomic_adds(gpu)
     assert adds == 8 and "does not count them" in how and not unobservable
     unknown = {"atomic_add_launches": [{"kernel": "k", "dtypes": ["bf16"], "programs": None}]}
-    assert "could not resolve the grid" in checks.bf16_atomic_adds(unknown)[2]
-    assert checks.atomic_add_kernels(gpu, {}) == ["k", "w"]
+    assert "could not resolve the grid" in run_records.bf16_atomic_adds(unknown)[2]
+    assert run_records.atomic_add_kernels(gpu, {}) == ["k", "w"]
 
 
 def _split_k_in_bf16(case: Case, splits: int, drop_last: bool = False) -> torch.Tensor:

@@ -181,7 +181,7 @@ def test_each_failure_class_raises_its_own_assertion_error_type():
 
 
 def test_a_launch_configuration_names_kernel_config_stripes_and_grid_class():
-    from fuzz.submission.checks import launch_config
+    from fuzz.submission.run_records import launch_config
 
     ours = {"kernel": "fused_mxfp4_gemm_kernel", "grid": [1, 2], "constexprs": {"BLOCK_K": 256, "SPLIT_K": 256},
             "scalars": {"M": 1, "K": 320}}
