@@ -311,3 +311,21 @@ def test_on_a_cuda_gpu_only_what_needs_rocm_is_refused(monkeypatch):
     monkeypatch.setitem(no_rocm._state, "cuda_builds", False)  # the CPU tier: no GPU build at all
     assert no_rocm._refused_build(True, [CUDA_CLEAN], {}) == "HIP/CUDA sources"
     assert "hipMalloc" in no_rocm._refused_build(False, [HOST_HIP], {})
+
+
+def test_a_kernel_of_ours_rejected_by_the_frontend_is_not_the_files_fail():
+    """Compiled Triton's frontend rejecting a stand-in's own kernel is ours to fix: NOT RUN naming it; the
+    same rejection of a kernel in the file stays the file's."""
+    def error(path):
+        message = (f"{path}:148: kernel _k: Triton's compiled frontend rejects it for gfx950, so it cannot run on "
+                   "the GPU although the interpreter runs it:\nat 3:4: ...")
+        exc = {"type": "FrontendRejects", "mro": ["FrontendRejects", "ValueError", "Exception"], "message": message,
+               "frames": []}
+        return {"type": "FrontendRejects", "message": message, "chain": [exc]}
+
+    ours = tier_limit(error("/repo/reference/emulation/probe_kernels.py"))
+    assert ours and "the CPU tier's emulation's own Triton kernel _k" in ours and "ours to fix" in ours
+    assert tier_limit(error("/home/user/submission.py")) is None
+    # the emulated aiter's kernels follow aiter's, whose compile rejects the same configs: the file's call
+    # fails on the runner too (checked for _gemm_a16wfp4_preshuffle_kernel at K = 64 with aiter's own source)
+    assert tier_limit(error("/repo/reference/emulation/aiter_emu/aiter/ops/triton/gemm.py")) is None
