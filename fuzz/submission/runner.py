@@ -24,6 +24,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzz.submission import zygote
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence
@@ -202,8 +203,11 @@ class Worker:
         err_r, err_w = os.pipe()
         env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
-        self.process = subprocess.Popen(
-            [*command, "--request-fd", str(request_r), "--response-fd", str(response_w)],
+        argv = ["--request-fd", str(request_r), "--response-fd", str(response_w)]
+        forked = zygote.spawn(str(PACKAGE_ROOT), [request_r, response_w, out_w, err_w], env,
+                              argv) if command == self.COMMAND else None
+        self.process = forked or subprocess.Popen(
+            [*command, *argv],
             pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
             cwd=PACKAGE_ROOT, env=env, start_new_session=True,  # its own group: a timeout kills its children too
         )

@@ -131,7 +131,8 @@ def test_sigint_ends_every_process_of_a_many_file_run(tmp_path):
             tree = _tree(run.pid, table)
             seen.update(tree)
             checks = [p for p in tree if str(out) in table[p][3]]
-            workers = [p for p in tree if "fuzz.submission.worker" in table[p][3]]
+            zygotes = {p for p in tree if "fuzz.submission.zygote" in table[p][3]}  # workers forked warm
+            workers = [p for p in tree if "fuzz.submission.worker" in table[p][3] or table[p][0] in zygotes]
             if len(checks) == 2 and len(workers) >= 2:
                 break
             time.sleep(0.2)

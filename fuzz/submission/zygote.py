@@ -1,0 +1,216 @@
+"""A warm parent for the workers of one process, on the CPU tier: it imports torch, Triton and numpy once
+(about 3 of a worker's 3.5 s of start on the 2-core box) and forks each new worker from there, so a run
+that starts many workers (a table of example files, the many-file command's restarts, the suite's
+self-tests) pays the imports once instead of per worker.
+
+The forked worker is the worker ``python -m fuzz.submission.worker`` would be: its own session (a
+timeout kills its group), its stdin /dev/null, fds 1 and 2 the runner's pipes, the environment and
+working directory the runner gives, then ``worker.main``. Nothing of ours is imported in the zygote
+before the fork, so every worker imports our modules (and ``kernels``, which fixes the Triton mode)
+under its own environment, as a fresh process does.
+
+The zygote reaps its children and writes each one's exit status (``os.waitstatus_to_exitcode``: -N for
+signal N) to a pipe the runner passed with the fds, which ``ZygoteProcess`` reads as Popen's
+``returncode``. The zygote ends when its socket does, that is with the process that started it (not
+PR_SET_PDEATHSIG: that fires when the starting *thread* ends, and a worker started from a pool thread
+would have killed the zygote and lost the status of the workers still running). Being that process's
+child, the zygote and its workers are in the process tree the many-file command kills on Ctrl-C.
+
+Only where no CUDA device is visible (CUDA does not survive a fork, and a GPU host was never measured
+with it); ``MXFP4_FUZZ_ZYGOTE=0`` turns it off. A zygote that cannot start or answer falls back to a
+plain process start, once and for good.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+
+PRELOAD = ("torch", "triton", "numpy")
+ENV = "MXFP4_FUZZ_ZYGOTE"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The runner's side
+
+
+class ZygoteProcess:
+    """A forked worker as ``subprocess.Popen`` is used by the runner: ``pid``, ``poll``, ``wait``,
+    ``returncode`` (from the zygote's status pipe)."""
+
+    def __init__(self, pid: int, status_fd: int):
+        self.pid, self.returncode, self._status_fd, self._pending = pid, None, status_fd, b""
+
+    def _read(self, timeout: float | None) -> None:
+        while self.returncode is None:
+            ready, _, _ = select.select([self._status_fd], [], [], timeout)
+            if not ready:
+                return
+            chunk = os.read(self._status_fd, 64)
+            self._pending += chunk
+            if not chunk or self._pending.endswith(b"\n"):
+                text = self._pending.strip()
+                self.returncode = int(text) if text else -9  # the zygote died before saying: count it killed
+                os.close(self._status_fd)
+
+    def poll(self):
+        self._read(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None):
+        self._read(timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired("worker", timeout)
+        return self.returncode
+
+
+class Zygote:
+    def __init__(self, root: str, env: dict):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fuzz.submission.zygote", "--socket-fd", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=root, env=env, start_new_session=True)
+        theirs.close()
+        self.socket, self.lock, self.reader = ours, threading.Lock(), ours.makefile("rb")
+
+    def spawn(self, fds: list, env: dict, cwd: str, argv: list) -> ZygoteProcess:
+        """A worker forked with ``fds`` (its request read end, response write end, stdout and stderr
+        write ends) as the same numbers ``argv`` names; raises OSError when the zygote does not answer."""
+        status_r, status_w = os.pipe()
+        try:
+            with self.lock:
+                message = json.dumps({"env": env, "cwd": cwd, "argv": argv, "fds": fds}).encode() + b"\n"
+                socket.send_fds(self.socket, [message], [*fds, status_w])
+                line = self.reader.readline()
+        finally:
+            os.close(status_w)
+        if not line:
+            os.close(status_r)
+            raise OSError("the zygote did not answer")
+        return ZygoteProcess(int(line), status_r)
+
+
+_ZYGOTE: dict = {}  # "zygote": the started Zygote, or None once it failed (plain starts from then on)
+
+
+def enabled() -> bool:
+    if os.environ.get(ENV, "1") == "0" or sys.platform != "linux" or not hasattr(socket, "send_fds"):
+        return False
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def spawn(root: str, fds: list, env: dict, argv: list):
+    """A ZygoteProcess for a worker, or None (no zygote here: start the worker as a plain process)."""
+    if "zygote" not in _ZYGOTE:
+        try:
+            _ZYGOTE["zygote"] = Zygote(root, env) if enabled() else None
+        except OSError:
+            _ZYGOTE["zygote"] = None
+    zygote = _ZYGOTE["zygote"]
+    if zygote is None:
+        return None
+    try:
+        return zygote.spawn(fds, env, root, argv)
+    except OSError:
+        _ZYGOTE["zygote"] = None
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# The zygote's side
+
+
+def _become_worker(request: dict, fds: list) -> None:
+    """In the forked child: the process ``python -m fuzz.submission.worker ARGV`` would be, then its main."""
+    import io
+    import traceback
+
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(fds[2], 1)
+    os.dup2(fds[3], 2)
+    for fd in fds[2:]:
+        os.close(fd)
+    argv = [str({str(n): str(f) for n, f in zip(request["fds"][:2], fds[:2])}.get(a, a)) for a in request["argv"]]
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True, line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True, line_buffering=True)
+    import importlib.util
+
+    # as ``python -m`` sets it: the module's file, then the fd numbers this process received
+    sys.argv = [importlib.util.find_spec("fuzz.submission.worker").origin, *argv]
+    code = 0
+    try:
+        from fuzz.submission import worker
+
+        worker.main(argv)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    except BaseException:  # noqa: BLE001 - as an uncaught exception ends a plain process
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def serve(socket_fd: int) -> None:
+    for name in PRELOAD:
+        __import__(name)
+    import torch
+
+    torch.set_num_threads(1)  # no OpenMP pool may start here: a forked child of a process that ran one hangs
+    channel = socket.socket(fileno=socket_fd)
+    statuses: dict = {}  # pid -> the status pipe's write end
+    lock = threading.Lock()
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                threading.Event().wait(0.05)
+                continue
+            with lock:
+                fd = statuses.pop(pid, None)
+            if fd is not None:
+                os.write(fd, f"{os.waitstatus_to_exitcode(status)}\n".encode())
+                os.close(fd)
+
+    threading.Thread(target=reap, daemon=True).start()
+    while True:
+        message, fds, _, _ = socket.recv_fds(channel, 1 << 20, 8)
+        while message and not message.endswith(b"\n"):  # one request per line; its fds came with the first part
+            more = channel.recv(1 << 20)
+            if not more:
+                break
+            message += more
+        if not message.endswith(b"\n"):
+            os._exit(0)  # the runner's process is gone
+        request = json.loads(message)
+        with lock:
+            pid = os.fork()
+            if pid == 0:
+                channel.close()
+                for fd in statuses.values():
+                    os.close(fd)
+                os.close(fds[-1])
+                _become_worker(request, fds[:-1])
+            statuses[pid] = fds[-1]
+        for fd in fds[:-1]:
+            os.close(fd)
+        channel.sendall(f"{pid}\n".encode())
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[sys.argv.index("--socket-fd") + 1]))

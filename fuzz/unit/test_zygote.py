@@ -1,0 +1,82 @@
+"""Workers forked from the warm zygote are the workers a plain start gives: same environment, working
+directory, argv, thread budget and stdio; their exit status and death by signal reach the runner."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+
+from fuzz.submission import zygote
+from fuzz.submission.runner import SubmissionRunner
+
+pytestmark = pytest.mark.skipif(not zygote.enabled(), reason="no zygote here (a CUDA device, or not Linux)")
+
+OBSERVER = """
+import json, os, sys, threading
+import torch
+json.dump({"cwd": os.getcwd(), "marker": os.environ.get("MXFP4_FUZZ_TEST_MARKER"), "argv0": sys.argv[0],
+           "threads": torch.get_num_threads(), "pid": os.getpid(), "sid": os.getsid(0),
+           "stdin": os.path.realpath("/proc/self/fd/0"), "alive_threads": threading.active_count()},
+          open(os.environ["MXFP4_FUZZ_TEST_OUT"], "w"))
+print("said on stdout")
+def custom_kernel(data):
+    if os.environ.get("MXFP4_FUZZ_TEST_CRASH"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    raise RuntimeError("not for calling")
+import signal
+"""
+
+
+def _observe(tmp_path, name: str, plain: bool, monkeypatch) -> dict:
+    path = tmp_path / "observer.py"
+    path.write_text(OBSERVER)
+    out = tmp_path / f"{name}.json"
+    if plain:  # this process's workers start as plain processes from here on
+        monkeypatch.setitem(zygote._ZYGOTE, "zygote", None)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60,
+                              env={"MXFP4_FUZZ_TEST_MARKER": name, "MXFP4_FUZZ_TEST_OUT": str(out)})
+    try:
+        report = runner.load()
+        assert report.ok, report.describe_error()
+        process = runner.worker.process
+        seen = json.loads(out.read_text())
+        seen["forked"] = isinstance(process, zygote.ZygoteProcess)
+        runner.worker._drain(0.5)
+        seen["stdout"] = runner.worker.stdout.since(0)[0]
+    finally:
+        runner.close()
+    return seen
+
+
+def test_a_forked_worker_sees_what_a_plain_one_sees(tmp_path, monkeypatch):
+    forked = _observe(tmp_path, "forked", False, monkeypatch)
+    plain = _observe(tmp_path, "plain", True, monkeypatch)
+    assert forked.pop("forked") and not plain.pop("forked")
+    assert forked.pop("marker") == "forked" and plain.pop("marker") == "plain"
+    for seen in (forked, plain):
+        assert seen.pop("sid") == seen.pop("pid")  # its own session: a timeout kills its whole group
+        seen.pop("alive_threads")  # the worker's own watchdog threads, not compared
+    assert forked == plain
+
+
+def test_a_forked_workers_death_by_signal_reaches_the_runner(tmp_path, monkeypatch):
+    path = tmp_path / "observer.py"
+    path.write_text(OBSERVER)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60,
+                              env={"MXFP4_FUZZ_TEST_OUT": str(tmp_path / "o.json")})
+    try:
+        assert runner.load().ok
+        worker = runner.worker
+        assert isinstance(worker.process, zygote.ZygoteProcess)
+        assert worker.process.poll() is None
+        os.kill(worker.process.pid, signal.SIGKILL)
+        assert worker.process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        runner.close()
+
+
+def test_the_zygote_is_off_when_asked(monkeypatch):
+    monkeypatch.setenv(zygote.ENV, "0")
+    assert not zygote.enabled()
