@@ -272,6 +272,15 @@ def _official_expected(case: Case) -> torch.Tensor:
     return official_reference(exact_gemm_from_inputs(data))
 
 
+def explain_wrong_output(y: torch.Tensor, case: Case) -> tuple[list[str], str]:
+    """(the attribution's lines, its failure class) for an output the 1e-2 check failed at ``case``: the
+    runner's verdicts get the same "which stage is wrong" as correctness (a second seconds-long pass of the
+    oracle, paid only on a failure)."""
+    data, _ = case.build()
+    findings = explain(y, data, **accumulation_model())
+    return [finding.text for finding in findings], failure_class(findings)
+
+
 def judge_official(ctx: Context, cases: list):
     """Runs the official program on ``cases`` -> (Outcome or None when every test passed, result, program)."""
     program = official_program(cases)
@@ -295,8 +304,9 @@ def judge_official(ctx: Context, cases: list):
             if doubt:
                 doubted = doubted or ctx.outcome("official", "not_run", f"test {i}: {official.summary}; {doubt}", program)
                 continue
-            return (ctx.outcome("official", "fail", f"test {i}: {official.summary}", program, case, official=official,
-                                error_map=official.error_map),
+            lines, kind = explain_wrong_output(result.tensor(record), case)
+            return (ctx.outcome("official", "fail", f"test {i}: {official.summary}", program, case, lines,
+                                official=official, failure_class=kind, error_map=official.error_map),
                     result, program)
     return doubted, result, program
 

@@ -34,7 +34,7 @@ from fuzz.judge.verdicts import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, _official_expected, contract_problem,
-                                    tier_limited_call)
+                                    explain_wrong_output, tier_limited_call)
 from fuzz.submission.program import Program
 
 TIMED_CALLS = 3  # the runner's minimum of timed calls per benchmark shape
@@ -114,8 +114,9 @@ def confirm_at_runner_shape(ctx: Context, mode: str, call: Checked, failure: str
         return ctx.outcome(verdict, "not_run", f"{mode} mode fails {narrowed_note} at {call.where}: {failure}; run "
                            f"again at the runner's N={full.n} up to that call, it passes: not a FAIL the runner would "
                            "give, as far as this tier can tell", program)
-    return ctx.outcome(verdict, "fail", f"{confirmed}: {official.summary}", program, full, official=official,
-                       error_map=official.error_map)
+    lines, kind = explain_wrong_output(result.tensor(record), full)
+    return ctx.outcome(verdict, "fail", f"{confirmed}: {official.summary}", program, full, lines, official=official,
+                       failure_class=kind, error_map=official.error_map)
 
 
 def _shape(case: Case) -> str:
@@ -204,8 +205,9 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
             return ctx.outcome(verdict, "not_run", f"{mode} mode: {call.where}: {official.summary}; {doubt}", program)
         if runner_case(call.case) != call.case:
             return confirm_at_runner_shape(ctx, mode, call, official.summary)
+        lines, kind = explain_wrong_output(result.tensor(record), call.case)
         return ctx.outcome(verdict, "fail", f"{mode} mode fails at {call.where}: {official.summary}", program,
-                           call.case, official=official, error_map=official.error_map)
+                           call.case, lines, official=official, failure_class=kind, error_map=official.error_map)
     calls = sum(1 for step in program.steps if step["do"] == "call")
     return ctx.outcome(verdict, "pass", f"{mode} mode passes: {len(checked)} checked calls of {calls} "
                        f"(a warm-up and the {len(BENCHMARK_TESTS)} benchmark shapes in the runner's order, one module); "

@@ -371,6 +371,26 @@ def test_the_report_says_the_cuda_device_was_stood_in_by_the_cpu(tmp_path):
     assert "CUDA device stood in by the CPU" in done.stdout
 
 
+# aiter.get_triton_quant(QuantType.per_1x32)(A, shuffle=...) then gemm_a4w4(bpreshuffle=True), a recipe real
+# files use. At the runner's aiter commit that quantizer rounds e2m1 ties away from zero; the reference has
+# quantized A with round-to-nearest-even since reference-kernels 1ad45bb (2026-03-11): the runner fails it
+# today (records of it passing predate that), and the card must name the quantizer, not blame a layout.
+RECIPE_EXPECTATIONS = {"aiter_get_triton_quant_shuffled.py": ("wrong_variant", "A quantized with ties rounded away"),
+                       "aiter_get_triton_quant_unshuffled.py": ("nonfinite", "NaN")}  # row-major scales read as shuffled
+
+
+@pytest.mark.parametrize("name", sorted(RECIPE_EXPECTATIONS))
+def test_the_get_triton_quant_recipe_fails_official_and_the_card_says_why(name):
+    runner = SubmissionRunner(EXAMPLES / name, aiter="emulated", timeout=120)
+    try:
+        outcome = checks.check_official(checks.Context(runner, TIER))
+    finally:
+        runner.close()
+    failure_class, says = RECIPE_EXPECTATIONS[name]
+    assert outcome.status == "fail" and outcome.failure_class == failure_class, (outcome.summary, outcome.failure_class)
+    assert says in outcome.card.render(), outcome.card.render()
+
+
 SEED_AITER = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "seed2_previous_aiter_submission.py"
 
 
