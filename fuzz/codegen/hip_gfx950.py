@@ -66,6 +66,9 @@ BASELINE_PATH = Path(__file__).with_name("hip_gfx950_baseline.json")
 COMPAT_DIR = Path(__file__).with_name("hip_compat")
 HIP52_COMPAT = COMPAT_DIR / "packaged_hip" / "hip52_compat.h"
 ROCM_TORCH_STANDINS = COMPAT_DIR / "rocm_torch"
+# ROCm 7.1 headers the packaged HIP 5.2 lacks (bf16, the OCP types), written here from the facts of their
+# public API: searched after the packaged headers (-idirafter), so these serve only what those lack.
+ROCM71_STANDINS = COMPAT_DIR / "rocm71" / "include"
 ARCH = "gfx950"
 MIN_CLANG = 20
 ENV_COMPILER = "MXFP4_FUZZ_HIP_COMPILER"
@@ -88,6 +91,11 @@ class Toolchain:
     version: str  # the first line of --version
     flags: tuple  # what this toolchain adds to every build (device libraries, compatibility)
     torch_flags: tuple = ()  # what it adds to builds that include PyTorch's headers
+    standins: tuple = ()  # the headers (hip/...) our ROCM71_STANDINS serve to it
+
+    def standins_included(self, text: str) -> list:
+        """The stand-in headers a source includes directly (for its report line)."""
+        return [h for h in self.standins if re.search(rf"#\s*include\s*[<\"]{re.escape(h)}[>\"]", text)]
 
     def describe(self) -> str:
         what = "ROCm" if self.kind == "rocm" else "clang with packaged HIP headers and ROCm device libraries"
@@ -229,12 +237,15 @@ def _clang_toolchain(compiler: str, version: str) -> tuple:
         flags.append("-mcode-object-version=5")
     if str(include) != "/usr/include":
         flags += ["-isystem", str(include)]
+    standins = ()
     if _hip_major(include) < 6:
-        flags += ["-D__AMDGCN_WAVEFRONT_SIZE=64", "-include", str(HIP52_COMPAT)]
+        flags += ["-D__AMDGCN_WAVEFRONT_SIZE=64", "-include", str(HIP52_COMPAT), "-idirafter", str(ROCM71_STANDINS)]
+        standins = tuple(sorted(str(p.relative_to(ROCM71_STANDINS)) for p in ROCM71_STANDINS.rglob("*.h")
+                                if not (include / p.relative_to(ROCM71_STANDINS)).exists()))
     # PyTorch's complex.h includes thrust/complex.h under HIP; Debian's thrust is NVIDIA's, usable for its
     # host-side complex type with the CPP device system (ROCm brings rocThrust instead).
     torch_flags = ("-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP",)
-    return Toolchain("clang", compiler, version, tuple(flags), torch_flags), ""
+    return Toolchain("clang", compiler, version, tuple(flags), torch_flags, standins), ""
 
 
 @functools.lru_cache(maxsize=None)

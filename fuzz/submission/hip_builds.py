@@ -216,9 +216,13 @@ ROCM71_HEADERS_FILE = hip_gfx950.COMPAT_DIR / "rocm71" / "hip_headers.txt"
 TOOLCHAIN = "our HIP toolchain (HIP 5.2 headers, clang-22)"
 # Names ROCm 7.1's HIP headers (amd_hip_bf16.h, amd_hip_fp8.h/fp4/fp6, the OCP types, the MX helpers)
 # or clang's gfx950 builtins declare, which the packaged HIP 5.2 headers do not.
+# Our stand-ins for the bf16 and OCP headers (hip_compat/rocm71/include) serve most of these, not all: what
+# they leave out (the fp6/fp8/stochastic conversions, the bf16 shuffles and atomics) is named here too.
 ROCM71_NAMES = re.compile(r"^(__hip_|__amd_|__builtin_amdgcn_|__hipext_|__ocml_|__ockl_|hip_bf16|"
                           r"__float2bfloat16|__bfloat162float|__float22bfloat162|__bfloat1622float2|__bfloat162|"
-                          r"__floats2bfloat162|__low2bfloat16|__high2bfloat16|__hadd2|__hmul2|__hfma2|__nv_bfloat16)")
+                          r"__floats2bfloat162|__low2bfloat16|__high2bfloat16|__h[a-z0-9_]+|h2?(ceil|floor|rint|"
+                          r"trunc|sqrt|rsqrt|rcp|exp|exp2|exp10|log|log2|log10|sin|cos)$|unsafeAtomicAdd$|"
+                          r"__shfl(_up|_down|_xor)?(_sync)?$|HIPRT_|__nv_bfloat16)")
 DEVICE_LIBRARY_SYMBOLS = re.compile(r"^(__ocml_|__ockl_|__oclc_|__llvm_|__asan_|__hip_|__amdgcn_|__builtin_)")
 
 
@@ -234,13 +238,17 @@ def toolchain_limit(error: hip_gfx950.Diagnostic) -> str | None:
     it), or None: a HIP header ROCm 7.1 has and our include paths lack, a name ROCm 7.1's headers or clang
     for gfx950 declare, or a device-link failure that is not an undefined symbol of the file's own."""
     message = error.message
+    if error.file and Path(error.file).resolve().is_relative_to(hip_gfx950.COMPAT_DIR):
+        return (f"{TOOLCHAIN}: our stand-in {Path(error.file).relative_to(hip_gfx950.COMPAT_DIR)} for a ROCm 7.1 "
+                f"header does not compile what the file asks of it ({message})")
     found = re.search(r"'([^']+)' file not found", message)
     if found:
         header = found.group(1)
         if header in rocm71_headers():
             return f"{TOOLCHAIN} lacks {header}; the runner's ROCm 7.1 has it"
         return None
-    found = re.search(r"(?:use of undeclared identifier|unknown type name|no member named) '([^']+)'", message)
+    found = re.search(r"(?:use of undeclared identifier|unknown type name|no member named|no matching function for "
+                      r"call to|no matching conversion for functional-style cast from '[^']*' to) '([^']+)'", message)
     if found:
         name = found.group(1)
         if ROCM71_NAMES.match(name):
@@ -297,6 +305,16 @@ def served_by(record: dict) -> str:
     return ", ".join(dict.fromkeys(used)) if used else "PyTorch operations (no Triton launch, no aiter call)"
 
 
+def not_checked(result: hip_gfx950.BuildResult) -> str:
+    """Why a build that failed here says nothing about the runner ("" when it built, or failed for the file)."""
+    if result.ok:
+        return ""
+    missing = missing_rocm_torch_header(result)
+    if missing:
+        return f"it needs {missing} from ROCm PyTorch"
+    return build_toolchain_limit(result) or ""
+
+
 def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()):
     """The Outcome for these builds: a compile error fails; a spill or scratch is reported (fails with
     ``strict``); a build needing a ROCm-PyTorch header absent here is reported as not checkable."""
@@ -316,8 +334,12 @@ def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()
             lines += [f"{p.label} does not build for gfx950 ({p.source.note})"]
             lines += [f"  error {e.describe()}" for e in result.errors[:10]]
         else:
+            toolchain = hip_gfx950.find_toolchain()[0]
+            standins = toolchain.standins_included(p.source.text) if toolchain else []
             lines.append(f"{p.label} builds for gfx950 ({p.source.note}), {result.seconds:.1f} s"
-                         + (" cached" if result.cached else ""))
+                         + (" cached" if result.cached else "")
+                         + (f"; {', '.join(standins)} from our stand-ins for ROCm 7.1's headers (fuzz/codegen/"
+                            "hip_compat/rocm71: its public API, not its code)" if standins else ""))
             lines += [f"  kernel {k.describe()}" + (f" (line {k.origin_line})" if k.origin_line else "")
                       for k in result.kernels]
             findings += result.findings()
@@ -376,5 +398,6 @@ def check_builds_gfx950(ctx, strict: bool = False) -> tuple:
     notes = [f"the CPU model of gfx950 did not run {a.get('api')}({a.get('name') or ' '.join(a.get('command', [])[:2])}): "
              f"{a['cpu_model'][:400]}" for a in attempts if a.get("not_run") or (
                  a.get("cpu_model") and not a["cpu_model"].startswith(("built", "modelled")))]
-    report = [{"build": p.label, "served_here": served, **r.to_json()} for p, r in built]
+    # not_checked: why a failed build says nothing about the runner (a ROCm-PyTorch header, our toolchain)
+    report = [{"build": p.label, "served_here": served, **r.to_json(), "not_checked": not_checked(r)} for p, r in built]
     return judge(ctx, built, served, program, strict, notes), "", report

@@ -18,6 +18,8 @@ import json
 import time
 from pathlib import Path
 
+from fuzz.submission.report_text import build_line
+
 WORKEROUTPUT_KEY = "mxfp4_fuzz_submission_report"
 _HEADER = ("submission", "tier", "device", "aiter", "aiter_detail", "profile", "loaded", "load_error",
            "documents_nondeterminism")
@@ -111,7 +113,7 @@ def summary_lines(report: dict, workers: int, cards: bool) -> list:
                 if text:
                     lines += [""] + text.splitlines()
     for build in report["hip_builds"]:
-        lines.append(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
+        lines.append(build_line(build))
         for k in build["kernels"]:
             lines.append(f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, "
                          f"{k['agpr']} AGPRs, {k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, "

@@ -21,6 +21,7 @@ from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MOD
     EXIT_NOT_RUN,
     FAIL_ON,
     TEST_MODULE,
+    build_line,
     final_exit_status,
     launch_lines,
     official_launches_not_fuzzed,
@@ -409,7 +410,7 @@ def mark_hip_fallback(records: dict, notes: dict, builds: list) -> str:
     Returns the note for the report ("" when nothing was marked or there was nothing to mark)."""
     if not notes.get("hip_not_run") or not notes.get("hip_fallback_calls"):
         return ""
-    if builds and not any(b.get("ok") for b in builds):
+    if builds and not any(b.get("ok") or b.get("not_checked") for b in builds):  # the file's own build errors
         return ("its HIP does not build for gfx950 either (builds_gfx950): the runner falls back too, so the "
                 "verdicts judge what it runs")
     reason = (f"its HIP did not run here (the hip lines say why) and its fallback served {notes['hip_fallback_calls']} "
@@ -632,7 +633,7 @@ class SubmissionReporter:
                         for line in failing.render().splitlines():
                             write(line)
         for build in getattr(found, "hip_builds", []):  # builds_gfx950's figures (the table shows one line)
-            write(f"gfx950      {build['build']}: {'builds' if build['ok'] else 'does not build'}")
+            write(build_line(build))
             for kernel in build["kernels"]:
                 write(f"              {kernel['name'].split('(')[0]} line {kernel['line']}: {kernel['vgpr']} VGPRs, "
                       f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "

@@ -99,3 +99,12 @@ def tier_notes_lines(notes: dict) -> list:
     for shim, where in notes["shims"].items():
         lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
     return lines
+
+
+def build_line(build: dict) -> str:
+    """One report line for a build's outcome: built, the file's failure, or not built here and why."""
+    if build["ok"]:
+        return f"gfx950      {build['build']}: builds"
+    if build.get("not_checked"):
+        return f"gfx950      {build['build']}: not built here ({build['not_checked']}): says nothing about the runner"
+    return f"gfx950      {build['build']}: does not build"

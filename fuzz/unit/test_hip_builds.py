@@ -270,6 +270,14 @@ def test_headers_and_names_rocm71_has():
     own = Diagnostic("k.hip", 9, 3, "use of undeclared identifier 'acc_tile'")
     assert hip_builds.build_toolchain_limit(result([header, own]))
     assert hip_builds.build_toolchain_limit(result([own, header])) is None
+    # an error inside one of our stand-in headers is ours, whatever it says
+    standin = str(hip_gfx950.ROCM71_STANDINS / "hip" / "amd_detail" / "amd_hip_bf16.h")
+    assert "our stand-in" in limit_at(standin, "no viable conversion from 'int2' to '__hip_bfloat16'")
+    assert limit("no matching function for call to '__hmax2'") and limit("no matching function for call to 'f'") is None
+
+
+def limit_at(file, message):
+    return hip_builds.toolchain_limit(Diagnostic(file, 3, 10, message))
 
 
 def test_built_a_rocm71_header_is_not_run_and_an_operand_mismatch_fails(toolchain):
@@ -277,9 +285,15 @@ def test_built_a_rocm71_header_is_not_run_and_an_operand_mismatch_fails(toolchai
                              "__global__ void k(__hip_bfloat16* y, const float* x) "
                              "{ y[threadIdx.x] = __float2bfloat16(x[threadIdx.x]); }\n")
     built = hip_gfx950.build(bf16, toolchain=toolchain)
-    if built.ok:
-        pytest.skip("these HIP headers have hip/hip_bf16.h (ROCm >= 6): nothing is missing")
-    assert "lacks hip/hip_bf16.h; the runner's ROCm 7.1 has it" in hip_builds.build_toolchain_limit(built)
+    assert built.ok, built.errors  # ROCm >= 6 has the header; packaged HIP 5.2 gets our stand-in
+    if toolchain.standins:
+        assert toolchain.standins_included(bf16.text) == ["hip/hip_bf16.h"]
+        # what the stand-ins leave out is our toolchain's limit, never the file's error
+        fp8 = hip_gfx950.Source("fp8.hip", "#include <hip/hip_runtime.h>\n#include <hip/hip_ext_ocp.h>\n"
+                                "__global__ void k(__amd_fp8x2_storage_t* y, const float* x) { y[threadIdx.x] = "
+                                "__amd_cvt_floatx2_to_fp8x2_scale(__amd_floatx2_storage_t{x[0], x[1]}, __AMD_OCP_E4M3, 0); }\n")
+        built = hip_gfx950.build(fp8, toolchain=toolchain)
+        assert not built.ok and "__amd_cvt_floatx2_to_fp8x2_scale" in hip_builds.build_toolchain_limit(built)
     mfma = hip_gfx950.Source("mfma.hip", """#include <hip/hip_runtime.h>
 typedef int int4v __attribute__((ext_vector_type(4)));
 typedef float float4v __attribute__((ext_vector_type(4)));
@@ -316,6 +330,19 @@ def test_verdicts_on_a_fallback_are_not_run_with_their_own_result_kept():
         "loads": "PASS", "official": "NOT RUN", "correctness": "NOT RUN", "builds_gfx950": "PASS", "kernelguard": "PASS"}
     assert note.startswith("NOT RUN official, correctness")
     assert records["correctness"].line().startswith("its HIP did not run here") and "the fallback: FAIL" in records["correctness"].line()
+
+
+def test_a_build_our_toolchain_could_not_make_never_stands_for_the_runner_s_fallback():
+    from fuzz.submission.plugin import mark_hip_fallback
+    from fuzz.submission.report_text import build_line
+
+    records = _records("official", "correctness")
+    ours = {"ok": False, "build": "load_inline('m') at line 9",
+            "not_checked": "our HIP toolchain (HIP 5.2 headers, clang-22) lacks hip/hip_bf16.h; the runner's ROCm 7.1 has it"}
+    note = mark_hip_fallback(records, {"hip_not_run": NOT_RUN_HERE, "hip_fallback_calls": 3}, [ours])
+    assert {r.status for r in records.values()} == {"NOT RUN"} and "either" not in note, note
+    assert "not built here" in build_line(ours) and "does not build" not in build_line(ours)
+    assert build_line({**ours, "not_checked": ""}).endswith("does not build")
 
 
 @pytest.mark.parametrize("notes, builds", [

@@ -300,3 +300,35 @@ def test_cvt_pk_f32_fp4_every_byte_and_scale(lib):
             codes = torch.from_numpy(np.stack([byte & 0xF, byte >> 4], axis=1).reshape(-1).astype(np.uint8))
             want = (decode_e2m1(codes).double() * 2.0 ** (exponent - 127)).float().numpy()
             np.testing.assert_array_equal(out, want, err_msg=f"sel {sel} exponent {exponent}")
+
+
+# -- the ROCm 7.1 headers real files include (hip_bfloat16.h, amd_hip_bf16.h, hip_ext_ocp.h) -----------------
+
+HEADERS = r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_bfloat16.h>
+#include <hip/amd_detail/amd_hip_bf16.h>
+#include <hip/hip_ext_ocp.h>
+extern "C" void headers(const float* x, unsigned short* bf, unsigned char* fp4, unsigned* fp4x8, int* scale_bits) {
+    __hip_bfloat16 b = __float2bfloat16(x[0]);
+    hip_bfloat16 legacy = hip_bfloat16(x[1]);
+    bf[0] = __bfloat16_as_ushort(b);
+    bf[1] = legacy.data;
+    fp4[0] = __amd_create_fp4x2(0x3, 0xA);
+    fp4[1] = __amd_extract_fp4(fp4[0], 1);
+    fp4x8[0] = __amd_create_fp4x8(1, 2, 3, 4);
+    __amd_scale_t s = -3;  // signed and unbiased, as ROCm's
+    scale_bits[0] = s;
+}
+"""
+
+
+def test_the_headers_real_files_include_build_on_the_model_with_rocm_s_types(tmp_path):
+    library = ctypes.CDLL(str(build.compile_shared([HEADERS], tmp_path / "headers.so")))
+    x = np.array([1.00390625, -3.0], np.float32)  # 1 + 2^-8: a tie between 1 and 1 + 2^-7, to even: 1
+    bf, fp4 = np.zeros(2, np.uint16), np.zeros(2, np.uint8)
+    fp4x8, scale = np.zeros(1, np.uint32), np.zeros(1, np.int32)
+    library.headers(_ptr(x), _ptr(bf), _ptr(fp4), _ptr(fp4x8), _ptr(scale))
+    expected = torch.tensor(x).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16)
+    assert list(bf) == list(expected)  # both bf16 types round to nearest even
+    assert list(fp4) == [0xA3, 0xA] and fp4x8[0] == 0x04030201 and scale[0] == -3

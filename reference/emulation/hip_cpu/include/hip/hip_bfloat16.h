@@ -1,0 +1,2 @@
+#pragma once
+#include <hip_cpu_runtime.h>
