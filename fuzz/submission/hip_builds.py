@@ -167,6 +167,14 @@ def plan(attempt: dict, submission: str) -> list:
     where = attempt.get("where", "?")
     if api == "ctypes":  # a ROCm library loaded (HIPRTC, hipBLASLt, ...): no sources recorded
         return []
+    if api == "hiprtc":  # HIPRTC includes the HIP runtime itself; a clang build needs it named
+        text = attempt["sources"].get(name, "")
+        program_lines = {line + 1: line for line in range(1, text.count("\n") + 2)}  # lines of the program's text
+        source = hip_gfx950.Source(name if name.endswith(GPU_SUFFIXES) else f"{name}.hip",
+                                   "#include <hip/hip_runtime.h>\n" + text, f"HIPRTC program {name}", program_lines,
+                                   "the source the file passed to hiprtcCreateProgram, with its options' defines")
+        flags = [f"-D{d}" for d in options.get("defines", [])] + [f"-I{i}" for i in options.get("includes", [])]
+        return [Planned(f"hiprtcCompileProgram({name!r}) at line {where.rsplit(':', 1)[-1]}", source, flags, [])]
     if api == "load_inline":
         text = attempt["sources"].get(f"{name}.cu", "")
         if not text.strip():  # a C++ (host) extension built against ROCm: no device code

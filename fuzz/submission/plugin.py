@@ -408,13 +408,14 @@ def mark_hip_fallback(records: dict, notes: dict, builds: list) -> str:
     its own result kept in its line: the runner runs the HIP, not the fallback. Unless builds_gfx950 found
     that the HIP does not build for gfx950 either: then the runner falls back too, and the verdicts stand.
     Returns the note for the report ("" when nothing was marked or there was nothing to mark)."""
-    if not notes.get("hip_not_run") or not notes.get("hip_fallback_calls"):
+    if not notes.get("hip_not_run"):
         return ""
     if builds and not any(b.get("ok") or b.get("not_checked") for b in builds):  # the file's own build errors
         return ("its HIP does not build for gfx950 either (builds_gfx950): the runner falls back too, so the "
                 "verdicts judge what it runs")
-    reason = (f"its HIP did not run here (the hip lines say why) and its fallback served {notes['hip_fallback_calls']} "
-              "calls: the runner runs the HIP")
+    served = (f"its fallback served {notes['hip_fallback_calls']} calls" if notes.get("hip_fallback_calls") else
+              "the file's calls went on without it (an error code of the model's, raised by the file itself)")
+    reason = f"its HIP did not run here (the hip lines say why) and {served}: the runner runs the HIP"
     marked = []
     for record in records.values():
         if record.verdict not in NOT_ON_CALLS and record.outcome in ("passed", "failed"):

@@ -332,6 +332,23 @@ def test_verdicts_on_a_fallback_are_not_run_with_their_own_result_kept():
     assert records["correctness"].line().startswith("its HIP did not run here") and "the fallback: FAIL" in records["correctness"].line()
 
 
+def test_a_file_that_raises_on_the_model_s_error_code_is_not_run_not_failed():
+    """HIPRTC's model returns the error code a real compile error gives when its host compiler refuses a
+    source; a file without a fallback raises it. Its verdicts judge the model's refusal, not the runner's HIP."""
+    from fuzz.submission.plugin import mark_hip_fallback
+
+    records = _records("loads", "official", "correctness")
+    records["official"].outcome = "failed"
+    note = mark_hip_fallback(records, {"hip_not_run": NOT_RUN_HERE}, [])
+    assert {v: r.status for v, r in records.items()} == {"loads": "PASS", "official": "NOT RUN", "correctness": "NOT RUN"}
+    assert "went on without it" in records["official"].line() and note.startswith("NOT RUN official, correctness")
+    # the same source not building for gfx950 either (the file's own error): the runner's HIPRTC refuses it too
+    records = _records("official")
+    records["official"].outcome = "failed"
+    mark_hip_fallback(records, {"hip_not_run": NOT_RUN_HERE}, [{"ok": False, "not_checked": ""}])
+    assert records["official"].status == "FAIL"
+
+
 def test_a_build_our_toolchain_could_not_make_never_stands_for_the_runner_s_fallback():
     from fuzz.submission.plugin import mark_hip_fallback
     from fuzz.submission.report_text import build_line
@@ -347,7 +364,6 @@ def test_a_build_our_toolchain_could_not_make_never_stands_for_the_runner_s_fall
 
 @pytest.mark.parametrize("notes, builds", [
     ({"hip_not_run": NOT_RUN_HERE, "hip_fallback_calls": 3}, [{"ok": False}]),  # no gfx950 build: the runner falls back too
-    ({"hip_not_run": NOT_RUN_HERE}, []),  # every call raised: nothing served in the HIP's place
     ({"hip_fallback_calls": 3}, []),  # everything the runner builds ran here
 ])
 def test_verdicts_stand_where_the_runner_would_run_what_ran_here(notes, builds):

@@ -208,3 +208,45 @@ def test_a_failure_that_rests_on_lane_order_is_not_run(name, statuses):
         assert outcome.status == status, outcome.summary
         if status == "not_run":
             assert "lockstep" in outcome.summary and "another order" in outcome.summary, outcome.summary
+
+
+# A HIPRTC program as real files write it: the kernel's attributes in #if branches on a define the compile
+# options give, amdgpu_flat_work_group_size on the kernel, the value of a define used in the computation.
+OPTIONED_PROGRAM = rb"""
+#define WG (WAVES * 64)
+#if WG == 64
+extern "C" __global__ __attribute__((amdgpu_flat_work_group_size(64, 64)))
+#else
+extern "C" __global__ __attribute__((amdgpu_flat_work_group_size(256, 256)))
+#endif
+void scale_by(float* y, const float* x) { y[threadIdx.x] = x[threadIdx.x] * FACTOR; }
+"""
+
+
+@pytest.mark.parametrize("factor", [3, 5])
+def test_hiprtc_compiles_with_the_options_defines_and_amdgpu_attributes(example, factor):
+    hiprtc, hip = ctypes.CDLL("libhiprtc.so"), ctypes.CDLL("libamdhip64.so")
+    seen = []
+    runtime = no_rocm._hiprtc_runtime()
+    runtime.on_compiled, kept = (lambda *a: seen.append(a)), runtime.on_compiled
+    try:
+        prog = ctypes.c_void_p()
+        assert hiprtc.hiprtcCreateProgram(ctypes.byref(prog), OPTIONED_PROGRAM, b"scale.hip", 0, None, None) == 0
+        options = [b"--offload-arch=gfx950", b"-O3", b"-DWAVES=1", b"-D", f"FACTOR={factor}".encode()]
+        assert hiprtc.hiprtcCompileProgram(prog, len(options), (ctypes.c_char_p * len(options))(*options)) == 0
+    finally:
+        runtime.on_compiled = kept
+    assert seen[0][0] == "scale.hip" and seen[0][2] == ["WAVES=1", f"FACTOR={factor}"] and seen[0][4] == ""
+    size = ctypes.c_size_t()
+    hiprtc.hiprtcGetCodeSize(prog, ctypes.byref(size))
+    code = ctypes.create_string_buffer(size.value)
+    hiprtc.hiprtcGetCode(prog, code)
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    assert hip.hipModuleLoadData(ctypes.byref(module), code) == 0
+    assert hip.hipModuleGetFunction(ctypes.byref(function), module, b"scale_by") == 0
+    x = (ctypes.c_float * 64)(*range(64))
+    y = (ctypes.c_float * 64)()
+    pointers = [ctypes.c_void_p(ctypes.addressof(y)), ctypes.c_void_p(ctypes.addressof(x))]  # kept alive here
+    args = (ctypes.c_void_p * 2)(*[ctypes.addressof(p) for p in pointers])  # kernelParams: each argument's address
+    assert hip.hipModuleLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0, None, args, None) == 0
+    assert list(y) == [factor * i for i in range(64)]

@@ -71,7 +71,7 @@ class HipNotModelled(FileNotFoundError):
 
 @dataclass
 class Attempt:
-    api: str  # "load_inline", "load", "subprocess", "ctypes" (a ROCm library loaded: nothing to build)
+    api: str  # "load_inline", "load", "subprocess", "hiprtc" (a program compiled), "ctypes" (a ROCm library loaded)
     where: str  # "file:line" of the call in the submission (first frame outside torch/subprocess)
     name: str = ""
     sources: dict = field(default_factory=dict)  # file name -> text (what a gfx950 build check compiles)
@@ -374,7 +374,8 @@ def _hiprtc_runtime():
         from reference.emulation.hip_cpu import hiprtc
 
         folder = tempfile.mkdtemp(prefix="mxfp4-fuzz-hiprtc-")
-        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library, on_refused=_hiprtc_refused)
+        _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library, on_refused=_hiprtc_refused,
+                                                  on_compiled=_hiprtc_compiled)
     return _state["hiprtc_runtime"]
 
 
@@ -383,6 +384,14 @@ def _hiprtc_refused(what: str, why: str) -> None:
     does not model): recorded as an attempt that did not run, whatever the file does with the failure."""
     _state["attempts"].append(Attempt("ctypes", _caller(), name=what, command=["HIPRTC", what],
                                       cpu_model=why, not_run=why))
+
+
+def _hiprtc_compiled(name: str, source: str, defines: list, includes: list, why: str) -> None:
+    """Every program the file compiles with HIPRTC, as the runner's HIPRTC would get it: the gfx950 build
+    check builds the same source with the same defines; ``why`` says why the CPU model did not build it."""
+    _state["attempts"].append(Attempt("hiprtc", _caller(), name=name, sources={name: source},
+                                      command=["HIPRTC", name], options={"defines": defines, "includes": includes},
+                                      cpu_model=why or "built", not_run=why))
 
 
 def install(cuda_builds: bool = False) -> bool:

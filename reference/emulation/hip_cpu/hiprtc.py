@@ -16,13 +16,16 @@ Any other function of these libraries raises ``NotModelled`` naming it (NOT RUN,
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import re
+import subprocess
 from pathlib import Path
 
 from reference.emulation.hip_cpu import build
 
-KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)',
-                    re.DOTALL)
+KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|'
+                    r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\))\s*)*void\s+(\w+)\s*\(([^)]*)\)', re.DOTALL)
+INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*$", re.MULTILINE)
 SUCCESS, ERROR = 0, 1
 TOKEN = b"hip_cpu_module:"
 
@@ -39,10 +42,40 @@ def parameter_types(params: str) -> list:
     return types
 
 
-def launchers(source: str) -> str:
+def compile_options(count, options) -> tuple:
+    """(defines, include dirs) of hiprtcCompileProgram's options: ``-DNAME[=V]`` / ``-D NAME``, ``-I DIR``; the
+    rest (``--offload-arch``, ``-O3``, ``-std=``...) mean nothing to the model's host build."""
+    texts = [_text(options[i]) for i in range(int(count or 0))] if options else []
+    defines, includes, i = [], [], 0
+    while i < len(texts):
+        option = texts[i].strip()
+        for flag, into in (("-D", defines), ("-I", includes)):
+            if option.startswith(flag):
+                value = option[len(flag):] or (texts[i + 1].strip() if i + 1 < len(texts) else "")
+                i += 0 if option[len(flag):] else 1
+                if value:
+                    into.append(value)
+        i += 1
+    return defines, includes
+
+
+def kernel_declarations(source: str, defines=()) -> list:
+    """[(name, parameters)] of the extern "C" kernels the source defines with these defines: its own
+    preprocessor conditions applied (a kernel's attributes may sit in #if branches), its #includes left out
+    (the headers' macros would rewrite __global__ itself). The raw text where the preprocessor fails."""
+    clang = build.find_clang()
+    if clang and "#" in source:
+        done = subprocess.run([clang, "-E", "-P", "-x", "c++", *[f"-D{d}" for d in defines], "-"],
+                              input=INCLUDE_LINE.sub("", source), capture_output=True, text=True, timeout=60)
+        if done.returncode == 0:
+            source = done.stdout
+    return KERNEL.findall(source)
+
+
+def launchers(source: str, defines=()) -> str:
     """C++ of one ``hipcpu_module_launch_<kernel>(grid, block, shared, params)`` per extern "C" kernel."""
     out = []
-    for name, params in KERNEL.findall(source):
+    for name, params in kernel_declarations(source, defines):
         types = parameter_types(params)
         args = ", ".join(f"*({t}*)params[{i}]" for i, t in enumerate(types))
         out.append(f'extern "C" void hipcpu_module_launch_{name}(unsigned gx, unsigned gy, unsigned gz, unsigned bx, '
@@ -89,10 +122,13 @@ def _text(value) -> str:
 class Runtime:
     """The state both fake libraries share: programs, modules and functions by handle."""
 
-    def __init__(self, library_dir: Path, on_built=None, on_refused=None):
+    def __init__(self, library_dir: Path, on_built=None, on_refused=None, on_compiled=None):
         self.library_dir = Path(library_dir)
         self.on_built = on_built  # called with each library path built (launch counting, progress)
-        self.on_refused = on_refused  # called with (what, why) for each build or call the model could not run
+        self.on_refused = on_refused  # called with (what, why) for each call the model could not run
+        # called with (program name, source, defines, includes, why not built or "") for every compile: what
+        # the runner's HIPRTC compiles, for the gfx950 build check
+        self.on_compiled = on_compiled
         self.programs, self.modules, self.functions = {}, {}, {}
 
     def _handle(self, table: dict, value) -> int:
@@ -109,23 +145,33 @@ class Runtime:
     def hiprtcCompileProgram(self, prog, count=0, options=None):
         program = self.programs[int(_target(prog).value if hasattr(_target(prog), "value") else prog)]
         source = program["source"]
+        defines, includes = compile_options(count, options)  # the runner's HIPRTC compiles with them too
         try:
-            path = build.compile_shared([source, launchers(source)],
-                                        self.library_dir / f"{re.sub(r'[^A-Za-z0-9_]', '_', program['name'])}.so")
+            # one library per set of defines: dlopen hands back a library already loaded from the same path
+            variant = hashlib.sha1("\0".join(defines + includes).encode()).hexdigest()[:8] if defines or includes else ""
+            stem = re.sub(r"[^A-Za-z0-9_]", "_", program["name"]) + (f"_{variant}" if variant else "")
+            path = build.compile_shared([source, launchers(source, defines)], self.library_dir / f"{stem}.so",
+                                        defines=defines, includes=includes)
         except build.NotModelled as error:
+            self._compiled(program, defines, includes, f"the CPU model of gfx950 does not have {error}")
             raise NotModelled(f"hiprtcCompileProgram({program['name']}): {error}") from None
         except build.BuildError as error:
             # The runner's HIPRTC may compile what the model's host compiler refuses: the file sees the error
-            # code HIPRTC would give for a real compile error, and the report says the HIP did not run here.
+            # code HIPRTC would give for a real compile error, and the report says the HIP did not run here
+            # (the gfx950 build check tells whether the runner's HIPRTC would refuse it too).
             program["log"] = str(error)
-            if self.on_refused:
-                self.on_refused(f"hiprtcCompileProgram({program['name']})",
-                                f"the CPU model's host compiler refused it: {str(error).splitlines()[0][:300]}")
+            self._compiled(program, defines, includes,
+                           f"the CPU model's host compiler refused it: {str(error).splitlines()[0][:300]}")
             return 6  # HIPRTC_ERROR_COMPILATION
+        self._compiled(program, defines, includes, "")
         if self.on_built:
             self.on_built(str(path))
         program["code"] = TOKEN + str(path).encode() + b"\0"
         return SUCCESS
+
+    def _compiled(self, program: dict, defines: list, includes: list, why: str) -> None:
+        if self.on_compiled:
+            self.on_compiled(program["name"], program["source"], defines, includes, why)
 
     def _program(self, prog):
         key = prog.value if isinstance(prog, ctypes.c_void_p) else prog

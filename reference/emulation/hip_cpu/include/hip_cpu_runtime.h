@@ -46,6 +46,14 @@ extern "C" char __start_hipcpu_lds[] __attribute__((weak, visibility("hidden")))
 extern "C" char __stop_hipcpu_lds[] __attribute__((weak, visibility("hidden")));
 #define __constant__ static
 #define __launch_bounds__(...)
+// AMDGPU kernel attributes (occupancy and register hints): meaningless for a host function, which the host
+// compiler refuses them on. Empty, `__attribute__((amdgpu_flat_work_group_size(64, 64)))` reads as
+// `__attribute__(())`.
+#define amdgpu_flat_work_group_size(...)
+#define amdgpu_waves_per_eu(...)
+#define amdgpu_num_vgpr(...)
+#define amdgpu_num_sgpr(...)
+#define amdgpu_max_num_work_groups(...)
 #define __restrict__ __restrict
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
