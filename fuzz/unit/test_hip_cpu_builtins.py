@@ -332,3 +332,61 @@ def test_the_headers_real_files_include_build_on_the_model_with_rocm_s_types(tmp
     expected = torch.tensor(x).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16)
     assert list(bf) == list(expected)  # both bf16 types round to nearest even
     assert list(fp4) == [0xA3, 0xA] and fp4x8[0] == 0x04030201 and scale[0] == -3
+
+
+# -- inline asm of the modelled gfx950 instructions, as load_inline files write it ----------------------------
+
+INLINE_ASM = r"""
+#include <hip/hip_runtime.h>
+extern "C" void asm_bf16(const unsigned* pair, const float* scale, unsigned* out, int n) {
+    for (int i = 0; i < n; ++i) {
+        unsigned c = 0xA5A5A5A5u;  // "+v": the other bytes are kept
+        asm volatile("v_cvt_scalef32_pk_fp4_bf16 %0, %1, %2" : "+v"(c) : "v"(pair[i]), "v"(scale[i]));
+        out[i] = c;
+    }
+}
+extern "C" void asm_f32(const float* x0, const float* x1, const float* scale, unsigned* out, int n) {
+    for (int i = 0; i < n; ++i) {
+        unsigned r;  // "=v": the other bytes are whatever the register held (the model: the scale's)
+        asm volatile("v_cvt_scalef32_pk_fp4_f32 %0, %1, %2, %3"
+                     : "=v"(r) : "v"(x0[i]), "v"(x1[i]), "v"(scale[i]));
+        out[i] = r;
+    }
+}
+extern "C" void asm_f32_byte2(const float* x0, const float* x1, const float* scale, unsigned* out, int n) {
+    for (int i = 0; i < n; ++i) {
+        unsigned c = 0;
+        asm volatile("v_cvt_scalef32_pk_fp4_f32 %0, %1, %2, %3 op_sel:[0,0,0,1]"
+                     : "+v"(c) : "v"(x0[i]), "v"(x1[i]), "v"(scale[i]));
+        out[i] = c;
+    }
+}
+"""
+
+
+def test_inline_asm_of_the_modelled_instructions_runs_as_the_instruction_model(tmp_path):
+    """The C++ translation of a file's `asm volatile("v_cvt_scalef32_pk_fp4_*")` gives, bit for bit, what
+    the numpy model of the same instructions gives (reference/emulation/gfx950_asm.py, which Triton inline
+    asm runs on), the destination byte and the untouched bytes included; other asm stays unmodelled."""
+    from reference.emulation import gfx950_asm
+
+    library = ctypes.CDLL(str(build.compile_shared([INLINE_ASM], tmp_path / "asm.so")))
+    rng = np.random.default_rng(7)
+    n = 4096
+    x0 = (rng.standard_normal(n) * 2.0 ** rng.integers(-4, 4, n)).astype(np.float32)
+    x1 = (rng.standard_normal(n) * 2.0 ** rng.integers(-4, 4, n)).astype(np.float32)
+    x1[:8] = [0.25, 1.25, 2.5, 5.0, 0.75, 1.75, 3.5, -0.0]  # ties and signed zero
+    scale = (2.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    pair = (torch.tensor(x0).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16).astype(np.uint32)
+            | (torch.tensor(x1).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16).astype(np.uint32) << 16))
+    out = np.zeros(n, np.uint32)
+    library.asm_bf16(_ptr(pair), _ptr(scale), _ptr(out), n)
+    expected = gfx950_asm.v_cvt_scalef32_pk_fp4_bf16(pair, scale)
+    assert np.array_equal(out & 0xFF, expected & 0xFF) and np.all(out >> 8 == 0xA5A5A5A5 >> 8)
+    library.asm_f32(_ptr(x0), _ptr(x1), _ptr(scale), _ptr(out), n)
+    assert np.array_equal(out, gfx950_asm.v_cvt_scalef32_pk_fp4_f32(x0, x1, scale))
+    library.asm_f32_byte2(_ptr(x0), _ptr(x1), _ptr(scale), _ptr(out), n)
+    assert np.array_equal(out, (gfx950_asm.v_cvt_scalef32_pk_fp4_f32(x0, x1, scale) & 0xFF) << 16)
+    assert build.unmodelled('asm volatile("s_nop 0");') == ["inline asm (s_nop)"]
+    assert build.unmodelled('asm volatile("v_cvt_scalef32_pk_fp4_f32 %0, %1, %2, %3" : "=v"(r) : "v"(a), "v"(b));') \
+        == ["inline asm (v_cvt_scalef32_pk_fp4_f32)"]  # an operand short: not the instruction's form

@@ -52,11 +52,126 @@ def find_clang() -> str | None:
 
 
 def unmodelled(source: str) -> list:
-    """What of ``source`` the model cannot run: unmodelled builtins and inline asm, named."""
+    """What of ``source`` the model cannot run: unmodelled builtins and inline asm (but the single gfx950
+    instructions ``translate_asm`` turns into the model's builtins), named."""
     found = sorted({m for m in re.findall(r"__builtin_amdgcn_\w+", source) if m not in MODELLED_BUILTINS})
-    if INLINE_ASM.search(source):
-        found.append("inline asm")
+    leftover = [_asm_template(statement) or "" for statement, replacement in asm_statements(source)
+                if replacement is None]
+    if leftover:
+        mnemonics = sorted({template.split()[0] if template.split() else "?" for template in leftover})
+        found.append(f"inline asm ({', '.join(mnemonics[:4])})")
     return found
+
+
+# -- inline asm: the gfx950 instructions the model has (their semantics: reference/emulation/gfx950_asm.py) --
+
+# mnemonic -> (the model's builtin, its register operands after vdst, how each is read)
+MODELLED_ASM = {
+    "v_cvt_scalef32_pk_fp4_bf16": ("__builtin_amdgcn_cvt_scalef32_pk_fp4_bf16_cpu", ("bf16x2", "f32")),
+    "v_cvt_scalef32_pk_fp4_f32": ("__builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu", ("f32", "f32", "f32")),
+}
+_ASM_OPERAND = re.compile(r'^\s*"([^"]*)"\s*\((.*)\)\s*$', re.DOTALL)
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """Index just past the parenthesis that closes the one at ``start`` (string literals skipped), or -1."""
+    depth, i = 0, start
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _split_asm(body: str) -> list:
+    """The ':'-separated sections of an asm statement's parentheses (string literals and parentheses kept)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(body):
+        c = body[i]
+        if c == '"':
+            i += 1
+            while i < len(body) and body[i] != '"':
+                i += 2 if body[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ":" and depth == 0 and body[i:i + 2] != "::" and body[i - 1:i + 1] != "::":
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    return parts + [body[start:]]
+
+
+def _asm_template(statement: str) -> str | None:
+    body = statement[statement.index("(") + 1:-1]
+    literals = re.findall(r'"((?:[^"\\]|\\.)*)"', _split_asm(body)[0])
+    return "".join(literals).replace("\\n", "\n").replace("\\t", " ").strip() if literals else None
+
+
+def _translate_one(statement: str) -> str | None:
+    """C++ for one asm statement of a single modelled instruction, or None (not modelled)."""
+    template = _asm_template(statement)
+    sections = _split_asm(statement[statement.index("(") + 1:-1])
+    if template is None or len(sections) < 3 or "\n" in template or ";" in template:
+        return None
+    found = re.fullmatch(r"(\w+)\s+%0\s*((?:,\s*%\d\s*)+)(?:\s+op_sel:\[([01]),([01]),([01]),([01])\])?", template)
+    if not found or found.group(1) not in MODELLED_ASM:
+        return None
+    builtin, reads = MODELLED_ASM[found.group(1)]
+    numbers = [int(n) for n in re.findall(r"\d", found.group(2))]
+    outputs, inputs = _operands(sections[1]), _operands(sections[2])
+    operands = [_ASM_OPERAND.match(o) for o in outputs + inputs]
+    if len(outputs) != 1 or None in operands or len(numbers) != len(reads):
+        return None
+    constraint, destination = operands[0].group(1), operands[0].group(2)
+    if constraint not in ("=v", "+v", "=&v"):
+        return None
+    values = [operands[n].group(2) if 0 < n < len(operands) else None for n in numbers]
+    if None in values:
+        return None
+    sel = int(found.group(5) or 0) | (int(found.group(6) or 0) << 1)  # op_sel[3:2]: the destination byte
+    args = [f"::hipcpu::asm_{kind}({value})" for kind, value in zip(reads, values)]
+    scale_bits = f"::hipcpu::asm_u32({values[-1]})"
+    # "+v": vdst's other bytes are its old value; "=v": whatever the register held, which the register
+    # allocator may make the scale's own register (gfx950_asm.py, note [7]): its bits, to show a missing & 0xFF
+    old = f"::hipcpu::asm_u32({destination})" if constraint == "+v" else scale_bits
+    return (f"do {{ unsigned hipcpu_asm_old = {old}; ::hipcpu::asm_store({destination}, "
+            f"{builtin}(hipcpu_asm_old, {', '.join(args)}, {sel})); }} while (0)")
+
+
+def _operands(section: str) -> list:
+    return [part for part in _split_top(section) if part.strip()] if section.strip() else []
+
+
+def asm_statements(source: str) -> list:
+    """[(statement text, its C++ replacement or None)] for every inline asm statement of ``source``."""
+    found = []
+    for m in INLINE_ASM.finditer(source):
+        end = _balanced_end(source, m.end() - 1)
+        if end < 0:
+            found.append((source[m.start():], None))
+            continue
+        statement = source[m.start():end]
+        found.append((statement, _translate_one(statement)))
+    return found
+
+
+def translate_asm(source: str) -> str:
+    """Each inline asm statement of one modelled gfx950 instruction replaced by the model's builtin."""
+    for statement, replacement in asm_statements(source):
+        if replacement is not None:
+            source = source.replace(statement, replacement, 1)
+    return source
 
 
 def _callee_start(text: str, end: int) -> int:
@@ -91,7 +206,9 @@ def _split_top(text: str) -> list:
 
 def translate(source: str) -> str:
     """``k<<<g, b[, shared[, stream]]>>>(args)`` -> ``hipLaunchKernelGGL((k), g, b, shared, stream, args)``;
-    ``extern __shared__ T name[];`` -> a pointer to the launch's dynamic LDS."""
+    ``extern __shared__ T name[];`` -> a pointer to the launch's dynamic LDS; the modelled inline asm
+    instructions -> the model's builtins."""
+    source = translate_asm(source)
     source = EXTERN_SHARED.sub(lambda m: f"{m.group(1)}* {m.group(2)} = ({m.group(1)}*)::hipcpu::dynamic_shared();",
                                source)
     out, pos = [], 0

@@ -256,6 +256,31 @@ inline hipcpu_v2f __builtin_amdgcn_cvt_scalef32_pk_f32_fp4_cpu(unsigned src, flo
     out[1] = (float)(::hipcpu::decode_element(byte >> 4, 4) * s);
     return out;
 }
+// Inline asm operands are 32-bit registers: a value is read and written by its bits (build.translate_asm).
+namespace hipcpu {
+template <class T> inline unsigned asm_u32(const T& value) {
+    static_assert(sizeof(T) <= 4, "a VGPR operand holds at most 32 bits");
+    unsigned bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    return bits;
+}
+template <class T> inline float asm_f32(const T& value) {
+    unsigned bits = asm_u32(value);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+template <class T> inline hipcpu_v2bf16 asm_bf16x2(const T& value) {
+    unsigned bits = asm_u32(value);
+    hipcpu_v2bf16 pair;
+    std::memcpy(&pair, &bits, 4);
+    return pair;
+}
+template <class T> inline void asm_store(T& destination, unsigned bits) {
+    static_assert(sizeof(T) <= 4, "a VGPR operand holds at most 32 bits");
+    std::memcpy(&destination, &bits, sizeof(T));  // the low bytes, as a narrower C type reads the register
+}
+}  // namespace hipcpu
 #define __builtin_amdgcn_cvt_scalef32_pk_fp4_f32 __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu
 #define __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16 __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16_cpu
 #define __builtin_amdgcn_cvt_scalef32_pk_f32_fp4 __builtin_amdgcn_cvt_scalef32_pk_f32_fp4_cpu
