@@ -221,3 +221,27 @@ def test_dtypes_are_aiters_names():
         torch.float4_e2m1fn_x2, torch.float8_e8m0fnu, torch.bfloat16, torch.float16, torch.float32,
         torch.float8_e4m3fn)
     assert d.d_dtypes["fp4x2"] is d.fp4x2
+
+
+def test_get_torch_quant_per_1x32_rounds_its_scale_at_one_and_a_half_not_the_references_one_and_three_quarters():
+    """aiter.get_torch_quant(QuantType.per_1x32) (aiter/ops/quant.py per_1x32_f4_quant at f3be04a12a0c): the
+    block's E8M0 exponent is floor(log2 amax) - 2, plus one when amax's significand is >= 1.5 (the reference's
+    quantizer: >= 1.75); elements x / 2^s to e2m1 with RNE. Written out here per block, independently."""
+    x = randn(64, 256, seed=3, scale=3.0)
+    x[0, :32] = 0.0  # a zero block: byte 0, codes 0
+    codes, scales = aiter.get_torch_quant(aiter.QuantType.per_1x32)(x)
+    assert codes.dtype == aiter.dtypes.fp4x2 and scales.dtype == aiter.dtypes.fp8_e8m0
+    assert codes.shape == (64, 128) and scales.shape == (64, 8)
+    blocks = x.float().view(-1, 32)
+    amax = blocks.abs().amax(dim=1)
+    exponent = torch.floor(torch.log2(amax))
+    significand = amax / 2.0 ** exponent
+    s = torch.where(amax > 0, exponent - 2 + (significand >= 1.5).float(), torch.full_like(amax, -127.0))
+    assert torch.equal(scales.view(torch.uint8).flatten().long(), (s + 127).long())
+    expected = pack_e2m1(encode_e2m1(blocks / 2.0 ** s[:, None], "rne")).view(64, 128)
+    assert torch.equal(codes.view(torch.uint8), expected)
+    reference_scales = triton_quant.dynamic_mxfp4_quant(x)[1].flatten().long()
+    differs = scales.view(torch.uint8).flatten().long() != reference_scales
+    assert torch.equal(differs, (significand >= 1.5) & (significand < 1.75) & (amax > 0))  # only there
+    shuffled = aiter.get_torch_quant(aiter.QuantType.per_1x32)(x, shuffle=True)[1]
+    assert shuffled.shape == (256, 8)  # e8m0_shuffle pads the rows to 256
