@@ -73,8 +73,9 @@ MODELLED_ASM = {
 _ASM_OPERAND = re.compile(r'^\s*"([^"]*)"\s*\((.*)\)\s*$', re.DOTALL)
 
 
-def _balanced_end(text: str, start: int) -> int:
-    """Index just past the parenthesis that closes the one at ``start`` (string literals skipped), or -1."""
+def _outside_strings(text: str, start: int = 0):
+    """(index, character, bracket depth) of every character of ``text`` from ``start`` outside C string
+    literals; the depth counts (, [ and { still open before the character."""
     depth, i = 0, start
     while i < len(text):
         c = text[i]
@@ -82,33 +83,28 @@ def _balanced_end(text: str, start: int) -> int:
             i += 1
             while i < len(text) and text[i] != '"':
                 i += 2 if text[i] == "\\" else 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            depth -= c in ")]}"
+            yield i, c, depth
+            depth += c in "([{"
         i += 1
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """Index just past the parenthesis that closes the one at ``start``, or -1."""
+    for i, c, depth in _outside_strings(text, start):
+        if c == ")" and depth == 0:
+            return i + 1
     return -1
 
 
 def _split_asm(body: str) -> list:
-    """The ':'-separated sections of an asm statement's parentheses (string literals and parentheses kept)."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(body):
-        c = body[i]
-        if c == '"':
-            i += 1
-            while i < len(body) and body[i] != '"':
-                i += 2 if body[i] == "\\" else 1
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == ":" and depth == 0 and body[i:i + 2] != "::" and body[i - 1:i + 1] != "::":
+    """The ':'-separated sections of an asm statement's parentheses (string literals and brackets kept)."""
+    parts, start = [], 0
+    for i, c, depth in _outside_strings(body):
+        if c == ":" and depth == 0 and body[i:i + 2] != "::" and body[i - 1:i + 1] != "::":
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     return parts + [body[start:]]
 
 
