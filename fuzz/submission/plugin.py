@@ -85,6 +85,7 @@ class VerdictRecord:
     cut_short: str = ""  # why the time budget ended the verdict's search early ("" when it did not)
     steered: int = 0  # drawn cases moved inside the shapes the file accepts (steering.py)
     fallback: str = ""  # why the verdict judged a fallback, not what the runner runs (mark_hip_fallback)
+    ours: str = ""  # a bug of ours broke the check (runner.WorkerBug): ERROR, never the file's FAIL
 
     def add(self, outcome) -> None:
         self.examples += 1
@@ -233,8 +234,13 @@ class SubmissionSession:
         test = self.runner.verdict
         args = self._steered(test, args)
         started = time.perf_counter()
+        from fuzz.submission.runner import WorkerBug
+
         try:
             outcome = check(self.context(), *args)
+        except WorkerBug as bug:
+            self.record(FURTHER_SEARCHES.get(test, test)).ours = str(bug).splitlines()[0]
+            raise
         except BudgetExhausted as cut:
             self._spent(test, "budget_cut", started)
             verdict = FURTHER_SEARCHES.get(test, test)
@@ -553,6 +559,8 @@ class SubmissionReporter:
                     record.outcome = "failed"
                 return
             record.outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            if report.failed and record.ours:  # our bug, not the file's: ERROR with its own exit code
+                record.outcome = "error"
             if report.skipped and BUDGET_CUT in str(report.longrepr) and session.conclusive.get(name):
                 record.outcome = "failed" if record.failures else "passed"  # the search, cut short, stands
             load = session.runner.load_report

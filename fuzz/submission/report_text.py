@@ -9,6 +9,7 @@ TEST_MODULE = "test_submission.py"
 # the interpreter, needs hipcc / a ROCm GPU, an unmodelled API): inconclusive, not a pass.
 EXIT_NOT_RUN = 6
 EXIT_LATENT = 8  # the runner's modes are predicted to pass; only latent bugs failed (fuzz/submission/outlook.py)
+EXIT_OURS = 9  # a check broke (ERROR: a bug of mxfp4-fuzz, or of the stand-ins), nothing worse was found
 # The popcorn modes and the verdict each is read from (the leaderboard folds in kernelguard, which runs last)
 MODES = ("test", "benchmark", "leaderboard")
 MODE_VERDICT = {"test": "official", "benchmark": "mode_benchmark", "leaderboard": "mode_leaderboard"}
@@ -23,25 +24,29 @@ def final_exit_status(exitstatus: int, statuses: dict, fail_on: str = DEFAULT_FA
     """pytest's exit status for a submission run, given every verdict's status (the serial plugin and the
     xdist merge both end with this; the many-file command ranks files by it). The one rule:
 
-    * an ERROR (the check itself broke), or pytest's own codes 2-5: as they are;
+    * pytest's own codes 2-5: as they are;
     * a predicted mode failure (loads, official, mode_benchmark, mode_leaderboard FAIL): 1,
       unless ``fail_on`` is "latent";
     * else the leaderboard's KernelGuard filter: EXIT_FILTERED (7), unless ``fail_on`` is "latent";
     * else a latent bug (any other FAIL): EXIT_LATENT (8), unless ``fail_on`` is "runner";
+    * else an ERROR (a check broke: ours, never the file's): EXIT_OURS (9);
     * else something NOT RUN: EXIT_NOT_RUN (inconclusive, not a pass); else 0."""
     from fuzz.submission.leaderboard_gate import EXIT_FILTERED
 
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
     failed = {v for v, s in statuses.items() if s == "FAIL"}
-    if exitstatus not in (0, 1) or "ERROR" in statuses.values() or (exitstatus == 1 and not failed):
-        return exitstatus  # pytest's own, a broken check, or a failure outside the verdicts
+    errors = "ERROR" in statuses.values()
+    if exitstatus not in (0, 1) or (exitstatus == 1 and not failed and not errors):
+        return exitstatus  # pytest's own, or a failure outside the verdicts
     if failed & RUNNER_VERDICTS and fail_on != "latent":
         return 1
     if "kernelguard" in failed and fail_on != "latent":
         return EXIT_FILTERED
     if failed - RUNNER_VERDICTS - {"kernelguard"} and fail_on != "runner":
         return EXIT_LATENT
+    if errors:
+        return EXIT_OURS
     return EXIT_NOT_RUN if "NOT RUN" in statuses.values() else 0
 
 

@@ -46,6 +46,11 @@ OWN_FRAMES = (*(str(Path(__file__).with_name(f"{name}.py"))
 THREAD_HEADER = "(most recent call first):"
 
 
+
+class WorkerBug(RuntimeError):
+    """The worker broke twice on the same program (our code, or a context an earlier call left unusable): the
+    verdict is ERROR, a bug of mxfp4-fuzz, never the file's FAIL (report_text.EXIT_OURS)."""
+
 class CappedBuffer:
     """The last ``cap`` bytes written, and how many were written in all."""
 
@@ -533,7 +538,7 @@ class SubmissionRunner:
             self._replace_dead_worker()
             if not _retried:
                 return self.run(steps, timeout, _retried=True)
-            raise RuntimeError(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
+            raise WorkerBug(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
         result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
                            progress=_rated(answer.get("counters", {})), timing=answer.get("timing", {}),
                            **answer["_output"])

@@ -1,10 +1,13 @@
 """pytest-xdist support (fuzz/host/parallel.py, fuzz/submission/merge.py): each worker pinned to one device
 with faked device counts, its thread share, the controller's device plan, and one submission report
 merged from the workers' parts."""
+import time
+
 import pytest
 
 from fuzz.host import parallel
 from fuzz.submission.merge import merge
+from fuzz.testing.explicit_plan import EXAMPLES
 
 
 def pinned(environ, worker, workers=2, cores=2):
@@ -103,20 +106,48 @@ def test_the_kernelguard_row_is_answered_with_every_workers_verdicts():
 
 def test_serial_and_merged_runs_end_with_the_same_exit_codes():
     from fuzz.submission.leaderboard_gate import EXIT_FILTERED
-    from fuzz.submission.report_text import EXIT_NOT_RUN, final_exit_status
+    from fuzz.submission.report_text import EXIT_NOT_RUN, EXIT_OURS, final_exit_status
 
     assert final_exit_status(0, {"loads": "PASS", "official": "NOT RUN"}) == EXIT_NOT_RUN
     assert final_exit_status(1, {"loads": "PASS", "kernelguard": "FAIL"}) == EXIT_FILTERED
     assert final_exit_status(1, {"official": "FAIL", "kernelguard": "FAIL"}) == 1  # a real failure stays 1
     assert final_exit_status(0, {"loads": "PASS", "kernelguard": "REPORTED"}) == 0
     assert final_exit_status(2, {"loads": "NOT RUN"}) == 2  # pytest's own codes are left alone
+    # a check of ours broke (ERROR): its own code, below anything the file earned, above NOT RUN
+    assert final_exit_status(1, {"official": "PASS", "aliasing": "ERROR", "correctness": "NOT RUN"}) == EXIT_OURS
+    assert final_exit_status(1, {"official": "FAIL", "aliasing": "ERROR"}) == 1
+
+
+def test_a_worker_that_breaks_twice_is_an_error_of_ours_not_the_file_s_fail(monkeypatch):
+    """The worker answering "internal" (our code raised inside it) on a program and again on a fresh worker:
+    WorkerBug, which the plugin turns into the verdict's ERROR (exit EXIT_OURS), never a FAIL."""
+    from fuzz.search.strategies import Case
+    from fuzz.submission import runner as runner_module
+    from fuzz.submission.program import Program
+
+    answers = []
+
+    def broken(self, *args, **kwargs):
+        answers.append(1)
+        self.sent = time.perf_counter()
+        return {"internal": "Traceback ...\nKeyError: 'x' (in our worker)"}
+
+    sub = runner_module.SubmissionRunner(EXAMPLES / "correct_reference_style.py", aiter="emulated", timeout=60)
+    try:
+        monkeypatch.setattr(runner_module.Worker, "request", broken, raising=False)
+        program = Program.single_call(Case(1, 64, 64))
+        with pytest.raises(runner_module.WorkerBug, match="a bug of ours"):
+            sub.run(program.steps, 60)
+        assert len(answers) == 2  # once more on a fresh worker before the error is called ours
+    finally:
+        sub.close()
 
 
 def test_fail_on_tells_a_predicted_mode_failure_from_a_latent_bug():
     """--fail-on any (default): a predicted mode failure 1, KernelGuard alone 7, latent bugs alone 8;
     runner: latent bugs do not count; latent: only they count."""
     from fuzz.submission.leaderboard_gate import EXIT_FILTERED
-    from fuzz.submission.report_text import EXIT_LATENT, EXIT_NOT_RUN, final_exit_status
+    from fuzz.submission.report_text import EXIT_LATENT, EXIT_NOT_RUN, EXIT_OURS, final_exit_status
 
     mode = {"official": "PASS", "mode_benchmark": "FAIL", "aliasing": "PASS"}
     hidden = {"official": "PASS", "mode_benchmark": "PASS", "aliasing": "FAIL", "correctness": "NOT RUN"}
@@ -129,7 +160,7 @@ def test_fail_on_tells_a_predicted_mode_failure_from_a_latent_bug():
     assert [final_exit_status(1, guard, rule) for rule in ("any", "runner", "latent")] == \
         [EXIT_FILTERED, EXIT_FILTERED, EXIT_LATENT]
     assert final_exit_status(1, {"loads": "FAIL"}, "runner") == 1  # a file that does not load fails every mode
-    assert final_exit_status(1, {"aliasing": "ERROR"}, "runner") == 1  # a broken check is never a pass
+    assert final_exit_status(1, {"aliasing": "ERROR"}, "runner") == EXIT_OURS  # a broken check is never a pass
     with pytest.raises(ValueError):
         final_exit_status(0, {}, "sometimes")
 
