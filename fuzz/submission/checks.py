@@ -433,12 +433,13 @@ def check_beyond_contract(ctx: Context, case: Case) -> Outcome:
         return ctx.death("contract_beyond", program, result, case)
     record = outputs["y"]
     error = record.get("exception")
-    if error and case.k % 64 and "'NoneType' object" in error["message"]:
-        # K % 64 != 0 has no (16, 16)-shuffled weight: B_shuffle is None here (Case.build), and the call
-        # stumbled on it, wherever it raised (the file's code, or aiter's with the file's argument)
-        return ctx.outcome("contract_beyond", "not_run", f"K = {case.k} (K % 64 != 0) has no preshuffled B, so "
-                           f"B_shuffle is None and the call raised on it ({error['type']}: "
-                           f"{error['message'].splitlines()[0][:160]}): says nothing about the file", program)
+    if error and case.k % 64 and "'NoneType' object" in error["message"] and not error["device_fault"]:
+        # K % 64 != 0 has no (16, 16)-shuffled weight: B_shuffle is None here (Case.build). A call raising on it
+        # refuses cleanly wherever it raised: in the file's code, or in aiter's given the file's None (aiter's
+        # own code dereferences B as the emulation's does), not "the emulated aiter failed"
+        return ctx.outcome("contract_beyond", "pass", f"refused cleanly: K = {case.k} has no preshuffled B "
+                           f"(B_shuffle is None) and the call raised on it: {error['type']}: "
+                           f"{error['message'].splitlines()[0][:160]}", program)
     if error and tier_limit(error):  # raised because of this tier (no ROCm, an unmodelled API): not a refusal
         return ctx.outcome("contract_beyond", "not_run", tier_limit(error), program)
     if error and not error["device_fault"]:

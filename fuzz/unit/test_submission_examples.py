@@ -203,10 +203,10 @@ def test_a_truncating_kernel_fails_on_every_tier(tmp_path):
     assert on_gpu.status == "fail", on_gpu.summary
 
 
-def test_beyond_the_contract_a_call_stumbling_on_the_missing_preshuffled_b_is_not_run(tmp_path):
+def test_beyond_the_contract_a_call_stumbling_on_the_missing_preshuffled_b_refuses_cleanly(tmp_path):
     """K % 64 != 0 has no (16, 16)-shuffled B: B_shuffle is None there. A file passing it to aiter's
-    gemm_a4w4 raises inside aiter on None (as it would on the runner, which never passes such a K): NOT RUN
-    naming why, never "refused cleanly" on our None, never the emulated aiter's failure."""
+    gemm_a4w4 raises inside aiter on None, as aiter's own code would: a clean refusal saying why, not NOT RUN
+    as "the emulated aiter failed" (four real files got that)."""
     path = tmp_path / "needs_b_shuffle.py"
     path.write_text((EXAMPLES / "aiter_asm_user.py").read_text())
     runner = SubmissionRunner(path, aiter="emulated", timeout=60)
@@ -216,8 +216,8 @@ def test_beyond_the_contract_a_call_stumbling_on_the_missing_preshuffled_b_is_no
         within = checks.check_beyond_contract(ctx, Case(2, 96, 128, seed=3))  # N % 64 != 0: B_shuffle exists
     finally:
         runner.close()
-    assert beyond.status == "not_run" and "B_shuffle is None" in beyond.summary, beyond.summary
-    assert within.status != "not_run" or "B_shuffle" not in within.summary, within.summary
+    assert beyond.status == "pass" and "B_shuffle is None" in beyond.summary, beyond.summary
+    assert "B_shuffle" not in within.summary, within.summary
 
 
 SHUFFLED_SPLIT_K = """\
