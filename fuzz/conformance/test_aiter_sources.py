@@ -26,7 +26,9 @@ import triton
 
 from fuzz.testing.fixtures_aiter import emulated, preshuffled_views, unshuffled_b
 from kernels.platform import detect
+from fuzz.search.strategies import Case
 from reference import generate_input
+from reference.oracle.layouts import e8m0_unshuffle
 
 pytestmark = [pytest.mark.conformance,
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]  # NaN/Inf patterns reach numpy
@@ -204,6 +206,21 @@ def test_a16wfp4_kernel_k_tail_is_aiters(real):
     b, b_scales = unshuffled_b(data)
     theirs, ours = both(real, gemm_swaps(), lambda: wrapper.gemm_a16wfp4(data[0], b, b_scales, config=config()))
     assert_identical(theirs, ours, "gemm_a16wfp4 with a K tail")
+
+
+def test_a16wfp4_k_tail_reading_scale_padding_is_aiters(real):
+    """K = 1600 (50 scale groups) with the scales passed as the padded (N, 56) unshuffle of B_scale_sh, its
+    padding bytes 0xFF: the K-tail block reads groups 50-55, a NaN scale times the masked zeros. aiter's kernel
+    gives NaN everywhere, and so does the emulation: a real file's NaN there is aiter's (latent: no official
+    K has a tail), not our stand-in's."""
+    wrapper = emulated("ops.triton.gemm.basic.gemm_a16wfp4")
+    data, _ = Case(1, 64, 1600, seed=5, scale_pad_fill=0xFF).build(DEVICE)
+    _, _, b_q, _, b_scale_sh = data
+    padded = e8m0_unshuffle(b_scale_sh, b_scale_sh.shape[0], b_scale_sh.shape[1]).view(torch.uint8)[:64]
+    theirs, ours = both(real, gemm_swaps(), lambda: wrapper.gemm_a16wfp4(data[0], b_q.view(torch.uint8), padded,
+                                                                        config=config(BLOCK_SIZE_K=512)))
+    assert_identical(theirs, ours, "gemm_a16wfp4 reading 0xFF scale padding in its K tail")
+    assert torch.isnan(ours.float()).all()
 
 
 @pytest.mark.parametrize("m, n, k, cfg", GEMM_CASES + [(5, 64, 320, config(BLOCK_SIZE_K=128))],
