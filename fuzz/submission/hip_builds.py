@@ -291,11 +291,20 @@ def build_toolchain_limit(result: hip_gfx950.BuildResult) -> str | None:
     return "; ".join(dict.fromkeys(reasons)) if reasons else None
 
 
+# A name our declaration-only stand-ins of ROCm PyTorch's headers (hip_compat/rocm_torch) do not declare, in
+# the namespaces they stand in for: ROCm PyTorch may well have it, so the build says nothing about the file.
+ROCM_TORCH_MEMBER = re.compile(r"no member named '([^']+)' in namespace '((?:at|c10)::(?:cuda|hip))'")
+
+
 def missing_rocm_torch_header(result: hip_gfx950.BuildResult) -> str | None:
-    """The ROCm-only header a failed build could not find, if that is why it failed."""
+    """The ROCm-only header a failed build could not find, or the name our stand-ins of ROCm PyTorch's headers
+    do not declare, if that is why it failed (the first error's reason)."""
     for error in result.errors:
         if "file not found" in error.message and any(h in error.message for h in ROCM_TORCH_HEADERS):
             return error.message.split("'")[1] if "'" in error.message else error.message
+    member = ROCM_TORCH_MEMBER.search(result.errors[0].message) if result.errors else None  # an error before it
+    if member:  # is the file's own
+        return f"{member.group(2)}::{member.group(1)} (our stand-ins of its headers declare only the common names)"
     return None
 
 

@@ -276,6 +276,16 @@ def test_headers_and_names_rocm71_has():
     assert limit("no matching function for call to '__hmax2'") and limit("no matching function for call to 'f'") is None
 
 
+def test_a_name_our_rocm_pytorch_stand_ins_lack_is_not_checkable_not_the_file_s_error():
+    """63_inline_hip.py-style `at::cuda::getCurrentHIPStream()`: our declaration-only ROCm-PyTorch headers may
+    lack a name ROCm PyTorch has; the build is not checkable here, never a FAIL. An error of the file's before
+    it stays the file's."""
+    member = Diagnostic("k.hip", 9, 3, "no member named 'getCurrentHIPStream' in namespace 'at::cuda'")
+    own = Diagnostic("k.hip", 5, 3, "use of undeclared identifier 'acc_tile'")
+    assert "at::cuda::getCurrentHIPStream" in hip_builds.missing_rocm_torch_header(result([member]))
+    assert hip_builds.missing_rocm_torch_header(result([own, member])) is None
+
+
 def limit_at(file, message):
     return hip_builds.toolchain_limit(Diagnostic(file, 3, 10, message))
 

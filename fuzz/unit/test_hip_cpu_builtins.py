@@ -388,5 +388,10 @@ def test_inline_asm_of_the_modelled_instructions_runs_as_the_instruction_model(t
     library.asm_f32_byte2(_ptr(x0), _ptr(x1), _ptr(scale), _ptr(out), n)
     assert np.array_equal(out, (gfx950_asm.v_cvt_scalef32_pk_fp4_f32(x0, x1, scale) & 0xFF) << 16)
     assert build.unmodelled('asm volatile("s_nop 0");') == ["inline asm (s_nop)"]
+    # the memory-counter wait (the model's memory operations complete at once) and the barrier: its builtins
+    assert build.translate_asm('asm volatile("s_waitcnt vmcnt(0) lgkmcnt(0)" ::: "memory");') == \
+        "__builtin_amdgcn_s_waitcnt(0);"
+    assert build.translate_asm('asm volatile("s_barrier");') == "__builtin_amdgcn_s_barrier();"
+    assert build.unmodelled('asm volatile("s_waitcnt vmcnt(0)\\n s_nop 1");') == ["inline asm (s_waitcnt)"]
     assert build.unmodelled('asm volatile("v_cvt_scalef32_pk_fp4_f32 %0, %1, %2, %3" : "=v"(r) : "v"(a), "v"(b));') \
         == ["inline asm (v_cvt_scalef32_pk_fp4_f32)"]  # an operand short: not the instruction's form

@@ -102,7 +102,7 @@ def _split_asm(body: str) -> list:
     """The ':'-separated sections of an asm statement's parentheses (string literals and brackets kept)."""
     parts, start = [], 0
     for i, c, depth in _outside_strings(body):
-        if c == ":" and depth == 0 and body[i:i + 2] != "::" and body[i - 1:i + 1] != "::":
+        if c == ":" and depth == 0:  # operand expressions sit in parentheses: a "::" of theirs is deeper
             parts.append(body[start:i])
             start = i + 1
     return parts + [body[start:]]
@@ -114,10 +114,18 @@ def _asm_template(statement: str) -> str | None:
     return "".join(literals).replace("\\n", "\n").replace("\\t", " ").strip() if literals else None
 
 
+# Operand-free instructions the model has as builtins: a wait for outstanding memory counters (the model's
+# memory operations complete at once) and the workgroup barrier.
+MODELLED_BARE_ASM = {"s_waitcnt": "__builtin_amdgcn_s_waitcnt(0)", "s_barrier": "__builtin_amdgcn_s_barrier()"}
+
+
 def _translate_one(statement: str) -> str | None:
     """C++ for one asm statement of a single modelled instruction, or None (not modelled)."""
     template = _asm_template(statement)
     sections = _split_asm(statement[statement.index("(") + 1:-1])
+    bare = re.fullmatch(r"(s_waitcnt)(?:\s+(?:(?:vmcnt|lgkmcnt|expcnt)\(\d+\)[\s&]*)+)?|(s_barrier)", template or "")
+    if bare and all(not section.strip() or section.strip() == '"memory"' for section in sections[1:]):
+        return MODELLED_BARE_ASM[bare.group(1) or bare.group(2)]
     if template is None or len(sections) < 3 or "\n" in template or ";" in template:
         return None
     found = re.fullmatch(r"(\w+)\s+%0\s*((?:,\s*%\d\s*)+)(?:\s+op_sel:\[([01]),([01]),([01]),([01])\])?", template)
