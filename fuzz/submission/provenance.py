@@ -222,6 +222,9 @@ RAISES_AS_REAL = ("/reference/emulation/aiter_emu/", "/reference/emulation/cuda_
 # Triton interpreter functions whose raise is the kernel's own (tl.device_assert, tl.assume) or a
 # check compiled Triton makes too (the grid's rank, a tensor descriptor's alignment).
 INTERPRETER_OWN = frozenset({"create_assert", "create_assume"})
+# Stand-in functions whose raise is what the runner raises too (no_rocm: a build or import of the file's that
+# fails the same way under ROCm's torch).
+AS_ON_THE_RUNNER = frozenset({"_fails_as_on_the_runner"})
 INTERPRETER_CHECKS = frozenset({"__call__", "validate"})
 
 
@@ -263,6 +266,8 @@ def raised_by(exc: dict) -> Raiser | None:
         if f.origin is Origin.LIBRARY:
             below = below or f
             continue
+        if below is None and f.function in AS_ON_THE_RUNNER and "/reference/emulation/" in f.file.replace("\\", "/"):
+            return THE_CODE  # its raise (a forwarding "raise error") is the runner's failure too
         if f.statement in (Statement.FORWARD, Statement.RAISE_FROM) and f.origin is not Origin.OWN:
             continue
         if f.origin in (Origin.OWN, Origin.FRONTEND):

@@ -329,3 +329,16 @@ def test_a_kernel_of_ours_rejected_by_the_frontend_is_not_the_files_fail():
     # the emulated aiter's kernels follow aiter's, whose compile rejects the same configs: the file's call
     # fails on the runner too (checked for _gemm_a16wfp4_preshuffle_kernel at K = 64 with aiter's own source)
     assert tier_limit(error("/repo/reference/emulation/aiter_emu/aiter/ops/triton/gemm.py")) is None
+
+
+def test_a_build_failure_no_rocm_raises_as_the_runner_s_torch_would_is_the_file_s():
+    """no_rocm raises a few failures the runner's torch raises the same way (an extension whose own
+    PYBIND11_MODULE clashes with load_inline(functions=...)) through _fails_as_on_the_runner: the file's, FAIL;
+    any other raise of no_rocm is the stand-in failing, NOT RUN."""
+    as_runner = frame("stand_in", f"{EMU}/no_rocm.py", "_fails_as_on_the_runner",
+                      "raise error from None", "raise_from")
+    caller = frame("stand_in", f"{EMU}/no_rocm.py", "load_inline", "_fails_as_on_the_runner(RuntimeError(str(error)))")
+    failed = error(exc("RuntimeError", "Error building extension 'm': redefinition of 'PyInit_m'", as_runner, caller, OWN))
+    assert tier_limit(failed) is None
+    own_bug = error(exc("KeyError", "'x'", frame("stand_in", f"{EMU}/no_rocm.py", "load_inline", "x = d['x']"), OWN))
+    assert "no_rocm" in tier_limit(own_bug)

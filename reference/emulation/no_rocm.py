@@ -310,6 +310,17 @@ class FileImportFailed(ImportError):
     """The CPU model built the file's extension and importing it failed as it fails on the runner."""
 
 
+class FileBuildFailed(RuntimeError):
+    """The file's extension fails to build for a reason of torch's build, not of the GPU: the same on the
+    runner (its own PYBIND11_MODULE beside ``functions=``, whose generated module defines PyInit again)."""
+
+
+def _fails_as_on_the_runner(error: Exception):
+    """Raise ``error``, which the runner's torch raises too: the file's failure, not the stand-in's
+    (fuzz/submission/provenance.py reads a raise in this function as the code's)."""
+    raise error from None  # the stand-in's own exception is not part of what the runner raises
+
+
 def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
     """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
     compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
@@ -334,6 +345,10 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
         # torch's import fails the same way on the runner, so this is the file's failure, not the model's
         raise FileImportFailed(str(error).replace(f"{name}_hipcpu", name)) from None
     except Exception as error:  # the compiler's refusal, as torch reports it
+        if kwargs.get("functions") and f"redefinition of 'PyInit_{name}_hipcpu'" in str(error):
+            raise FileBuildFailed(f"Error building extension '{name}': redefinition of 'PyInit_{name}': the source "
+                                  "defines PYBIND11_MODULE and load_inline(functions=...) generates another "
+                                  "(torch does the same on the runner)") from None
         lines = [line for line in str(error).splitlines() if "error" in line][:3]
         raise HipModelRefused(f"load_inline({name!r}): the CPU model's host compiler refused it: "
                               + ("; ".join(lines) or str(error)[-300:])) from None
@@ -425,7 +440,10 @@ def install(cuda_builds: bool = False) -> bool:
                 raise
             except FileImportFailed as error:
                 attempt.cpu_model = f"built; importing it failed as on the runner: {error}"
-                raise ImportError(str(error)) from None
+                _fails_as_on_the_runner(ImportError(str(error)))
+            except FileBuildFailed as error:
+                attempt.cpu_model = f"its build fails as on the runner: {error}"
+                _fails_as_on_the_runner(RuntimeError(str(error)))
             attempt.cpu_model = "built"
             return module
         if what:
@@ -455,7 +473,10 @@ def install(cuda_builds: bool = False) -> bool:
                 raise
             except FileImportFailed as error:
                 _state["attempts"][-1].cpu_model = f"built; importing it failed as on the runner: {error}"
-                raise ImportError(str(error)) from None
+                _fails_as_on_the_runner(ImportError(str(error)))
+            except FileBuildFailed as error:
+                _state["attempts"][-1].cpu_model = f"its build fails as on the runner: {error}"
+                _fails_as_on_the_runner(RuntimeError(str(error)))
             _state["attempts"][-1].cpu_model = "built"
             return module
         if what:
