@@ -29,7 +29,7 @@ def stock_then_hooked():
 
 
 # ---------------------------------------------------------------------------------------------------
-# the option list (any machine: both backends are in the PyPI wheel)
+# the option list (any machine: both backends are in the published Triton wheel)
 
 
 def test_the_dropped_options_are_hip_option_fields_that_cuda_options_lack():
