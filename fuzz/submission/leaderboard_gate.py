@@ -1,5 +1,6 @@
 """The leaderboard's own gate: KernelGuard, the rule engine the GPU MODE bot screens every submission
-with (the ``kernelguard`` package, source github.com/gpu-mode/kernelguard), run on the file, beside our dynamic verdicts.
+with (the ``kernelguard`` package, source github.com/gpu-mode/kernelguard), run on the file, beside our
+dynamic verdicts.
 
 The bot's classification decides: ``should_filter`` (a rule whose policy auto-filters, e.g.
 POINTER_REPLAY, LAST_CALL_REPLAY) is the ``kernelguard`` verdict FAIL ("the leaderboard would filter
