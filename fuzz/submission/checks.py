@@ -273,8 +273,8 @@ def _official_expected(case: Case) -> torch.Tensor:
 
 
 def explain_wrong_output(y: torch.Tensor, case: Case) -> tuple[list[str], str]:
-    """(the attribution's lines, its failure class) for an output the 1e-2 check failed at ``case``: the
-    runner's verdicts get the same "which stage is wrong" as correctness (a second seconds-long pass of the
+    """(the attribution's lines, its failure class) for a failing output at ``case``: correctness and the
+    runner's verdicts (official, the modes) say "which stage is wrong" alike (a seconds-long pass of the
     oracle, paid only on a failure)."""
     data, _ = case.build()
     findings = explain(y, data, **accumulation_model())
@@ -499,14 +499,12 @@ def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
     doubt = ctx.lane_doubt.failure(program, outputs, "y", case, lambda out: not ctx.judge(out, case, record).passed)
     if doubt:
         return ctx.outcome("correctness", "not_run", f"{judgement.summary}; {doubt}", program)
-    data, _ = case.build()
-    findings = explain(y, data, **accumulation_model())
-    lines = [finding.text for finding in findings]
+    lines, own_class = explain_wrong_output(y, case)
     tuned = record.get("autotune", {})
-    lines = list(lines) + [f"autotuned {kernel}: config {r['ran'][0]} of {len(r['configs'])}: {r['configs'][r['ran'][0]]}"
+    lines = lines + [f"autotuned {kernel}: config {r['ran'][0]} of {len(r['configs'])}: {r['configs'][r['ran'][0]]}"
                            for kernel, r in tuned.items() if r["ran"]]
     summary = judgement.summary + (f" (autotune config {autotune_choice or 0})" if tuned else "")
-    kind, note = _class_at_this_shape(ctx, case, autotune_choice, failure_class(findings))
+    kind, note = _class_at_this_shape(ctx, case, autotune_choice, own_class)
     return ctx.outcome("correctness", "fail", summary, program, case, lines + note, judgement.worst,
                        judgement.official, failure_class=kind, error_map=judgement.error_map)
 
@@ -534,8 +532,7 @@ def _class_at_this_shape(ctx: Context, case: Case, autotune_choice, own: str) ->
     y = result.tensor(record)
     if ctx.judge(y, plain, record).passed:
         return own, []
-    data, _ = plain.build()
-    kind = failure_class(explain(y, data, **accumulation_model()))
+    _, kind = explain_wrong_output(y, plain)
     if kind == own:
         return own, []
     return kind, [f"failure class {kind} (not {own}): the same shape and layout with randn inputs fails as {kind}"]

@@ -336,6 +336,7 @@ def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()
     """The Outcome for these builds: a compile error fails; a spill or scratch is reported (fails with
     ``strict``); a build needing a ROCm-PyTorch header absent here is reported as not checkable."""
     lines, failed, findings, unchecked, limited = [], [], [], [], []
+    toolchain = hip_gfx950.find_toolchain()[0]  # the one the builds were made with (cached)
     for p, result in built:
         missing = None if result.ok else missing_rocm_torch_header(result)
         ours = None if result.ok or missing else build_toolchain_limit(result)
@@ -351,7 +352,6 @@ def judge(ctx, built: list, served: str, program, strict: bool = False, notes=()
             lines += [f"{p.label} does not build for gfx950 ({p.source.note})"]
             lines += [f"  error {e.describe()}" for e in result.errors[:10]]
         else:
-            toolchain = hip_gfx950.find_toolchain()[0]
             standins = toolchain.standins_included(p.source.text) if toolchain else []
             lines.append(f"{p.label} builds for gfx950 ({p.source.note}), {result.seconds:.1f} s"
                          + (" cached" if result.cached else "")

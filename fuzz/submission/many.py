@@ -35,7 +35,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 SUMMARY_VERSION = 1
 # Exit codes, worst last: a usage error or an internal error outranks a predicted mode failure (1), which
 # outranks "only KernelGuard objects" (7), then "only latent bugs" (8), "a check of ours broke" (9) and
-# "nothing failed, something NOT RUN" (6, inconclusive), then a clean run; a child that died or was killed counts as an internal error.
+# "nothing failed, something NOT RUN" (6, inconclusive), then a clean run; a child that died or was killed
+# counts as an internal error.
 # Each child exits by report_text.final_exit_status under the command's --fail-on: the same rule ranks files.
 EXIT_SEVERITY = (0, 6, 9, 8, 7, 5, 1, 2, 3, 4)
 STATUS_CELL = {"PASS": "pass", "FAIL": "FAIL", "NOT RUN": "not run", "SKIP": "skip", "REPORTED": "reported",

@@ -18,7 +18,7 @@ import json
 import time
 from pathlib import Path
 
-from fuzz.submission.report_text import build_line
+from fuzz.submission.report_text import build_lines
 
 WORKEROUTPUT_KEY = "mxfp4_fuzz_submission_report"
 _HEADER = ("submission", "tier", "device", "aiter", "aiter_detail", "profile", "loaded", "load_error",
@@ -113,11 +113,7 @@ def summary_lines(report: dict, workers: int, cards: bool) -> list:
                 if text:
                     lines += [""] + text.splitlines()
     for build in report["hip_builds"]:
-        lines.append(build_line(build))
-        for k in build["kernels"]:
-            lines.append(f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, "
-                         f"{k['agpr']} AGPRs, {k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, "
-                         f"scratch {k['scratch']} B/lane, spills {k['vgpr_spill']} VGPRs {k['sgpr_spill']} SGPRs")
+        lines += build_lines(build)
     lines += launch_lines(report["verdicts"])
     notes = report["cpu_tier"]
     lines += tier_notes_lines({"device_emulated": notes["device_emulated"], "autotune": notes["autotune"],

@@ -21,7 +21,7 @@ from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MOD
     EXIT_NOT_RUN,
     FAIL_ON,
     TEST_MODULE,
-    build_line,
+    build_lines,
     final_exit_status,
     launch_lines,
     official_launches_not_fuzzed,
@@ -642,12 +642,8 @@ class SubmissionReporter:
                         for line in failing.render().splitlines():
                             write(line)
         for build in getattr(found, "hip_builds", []):  # builds_gfx950's figures (the table shows one line)
-            write(build_line(build))
-            for kernel in build["kernels"]:
-                write(f"              {kernel['name'].split('(')[0]} line {kernel['line']}: {kernel['vgpr']} VGPRs, "
-                      f"{kernel['agpr']} AGPRs, {kernel['sgpr']} SGPRs, occupancy {kernel['occupancy']}, "
-                      f"LDS {kernel['lds']} B, scratch {kernel['scratch']} B/lane, spills {kernel['vgpr_spill']} "
-                      f"VGPRs {kernel['sgpr_spill']} SGPRs")
+            for line in build_lines(build):
+                write(line)
         for line in launch_lines([r.to_json() for r in found.records.values()]):
             write(line)
         for line in tier_notes_lines(runner.tier_notes):

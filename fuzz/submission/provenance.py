@@ -222,10 +222,10 @@ RAISES_AS_REAL = ("/reference/emulation/aiter_emu/", "/reference/emulation/cuda_
 # Triton interpreter functions whose raise is the kernel's own (tl.device_assert, tl.assume) or a
 # check compiled Triton makes too (the grid's rank, a tensor descriptor's alignment).
 INTERPRETER_OWN = frozenset({"create_assert", "create_assume"})
+INTERPRETER_CHECKS = frozenset({"__call__", "validate"})
 # Stand-in functions whose raise is what the runner raises too (no_rocm: a build or import of the file's that
 # fails the same way under ROCm's torch).
 AS_ON_THE_RUNNER = frozenset({"_fails_as_on_the_runner"})
-INTERPRETER_CHECKS = frozenset({"__call__", "validate"})
 
 
 @dataclass(frozen=True)

@@ -106,10 +106,16 @@ def tier_notes_lines(notes: dict) -> list:
     return lines
 
 
-def build_line(build: dict) -> str:
-    """One report line for a build's outcome: built, the file's failure, or not built here and why."""
+def build_lines(build: dict) -> list:
+    """A builds_gfx950 report entry's lines: its outcome (built, the file's failure, or not built here and why),
+    then each kernel's figures."""
     if build["ok"]:
-        return f"gfx950      {build['build']}: builds"
-    if build.get("not_checked"):
-        return f"gfx950      {build['build']}: not built here ({build['not_checked']}): says nothing about the runner"
-    return f"gfx950      {build['build']}: does not build"
+        outcome = "builds"
+    elif build.get("not_checked"):
+        outcome = f"not built here ({build['not_checked']}): says nothing about the runner"
+    else:
+        outcome = "does not build"
+    return [f"gfx950      {build['build']}: {outcome}"] + [
+        f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, {k['agpr']} AGPRs, "
+        f"{k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, scratch {k['scratch']} B/lane, "
+        f"spills {k['vgpr_spill']} VGPRs {k['sgpr_spill']} SGPRs" for k in build["kernels"]]

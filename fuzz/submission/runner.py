@@ -46,10 +46,10 @@ OWN_FRAMES = (*(str(Path(__file__).with_name(f"{name}.py"))
 THREAD_HEADER = "(most recent call first):"
 
 
-
 class WorkerBug(RuntimeError):
     """The worker broke twice on the same program (our code, or a context an earlier call left unusable): the
     verdict is ERROR, a bug of mxfp4-fuzz, never the file's FAIL (report_text.EXIT_OURS)."""
+
 
 class CappedBuffer:
     """The last ``cap`` bytes written, and how many were written in all."""

@@ -361,15 +361,16 @@ def test_a_file_that_raises_on_the_model_s_error_code_is_not_run_not_failed():
 
 def test_a_build_our_toolchain_could_not_make_never_stands_for_the_runner_s_fallback():
     from fuzz.submission.plugin import mark_hip_fallback
-    from fuzz.submission.report_text import build_line
+    from fuzz.submission.report_text import build_lines
 
     records = _records("official", "correctness")
-    ours = {"ok": False, "build": "load_inline('m') at line 9",
+    ours = {"ok": False, "build": "load_inline('m') at line 9", "kernels": [],
             "not_checked": "our HIP toolchain (HIP 5.2 headers, clang-22) lacks hip/hip_bf16.h; the runner's ROCm 7.1 has it"}
     note = mark_hip_fallback(records, {"hip_not_run": NOT_RUN_HERE, "hip_fallback_calls": 3}, [ours])
     assert {r.status for r in records.values()} == {"NOT RUN"} and "either" not in note, note
-    assert "not built here" in build_line(ours) and "does not build" not in build_line(ours)
-    assert build_line({**ours, "not_checked": ""}).endswith("does not build")
+    (line,) = build_lines(ours)
+    assert "not built here" in line and "does not build" not in line
+    assert build_lines({**ours, "not_checked": ""}) == ["gfx950      load_inline('m') at line 9: does not build"]
 
 
 @pytest.mark.parametrize("notes, builds", [

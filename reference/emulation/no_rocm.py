@@ -321,6 +321,24 @@ def _fails_as_on_the_runner(error: Exception):
     raise error from None  # the stand-in's own exception is not part of what the runner raises
 
 
+def _on_cpu_model(attempt: Attempt, build_it):
+    """``build_it()``: the file's extension built for the CPU model, with ``attempt`` saying how that went; the
+    model's refusal re-raised (NOT RUN), a failure torch gives on the runner too raised as the runner's."""
+    try:
+        module = build_it()
+    except HipModelRefused as error:
+        attempt.cpu_model = attempt.not_run = str(error)
+        raise
+    except FileImportFailed as error:
+        attempt.cpu_model = f"built; importing it failed as on the runner: {error}"
+        _fails_as_on_the_runner(ImportError(str(error)))
+    except FileBuildFailed as error:
+        attempt.cpu_model = f"its build fails as on the runner: {error}"
+        _fails_as_on_the_runner(RuntimeError(str(error)))
+    attempt.cpu_model = "built"
+    return module
+
+
 def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
     """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
     compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
@@ -433,19 +451,8 @@ def install(cuda_builds: bool = False) -> bool:
             attempt = Attempt("load_inline", _caller(), name, sources, options=_options(kwargs))
             _state["attempts"].append(attempt)
         if what and gpu and cuda and _state.get("cpu_model"):  # the CPU tier runs it on the model of gfx950
-            try:
-                module = _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs)
-            except HipModelRefused as error:
-                attempt.cpu_model = attempt.not_run = str(error)
-                raise
-            except FileImportFailed as error:
-                attempt.cpu_model = f"built; importing it failed as on the runner: {error}"
-                _fails_as_on_the_runner(ImportError(str(error)))
-            except FileBuildFailed as error:
-                attempt.cpu_model = f"its build fails as on the runner: {error}"
-                _fails_as_on_the_runner(RuntimeError(str(error)))
-            attempt.cpu_model = "built"
-            return module
+            return _on_cpu_model(attempt, lambda: _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda,
+                                                                            kwargs))
         if what:
             message = (f"load_inline({name!r}) builds {what}: no ROCm on this machine ({_state['tier']}); "
                        f"on the runner {'hipcc builds it' if gpu else 'it builds'}")
@@ -466,19 +473,8 @@ def install(cuda_builds: bool = False) -> bool:
         if what and gpu and _state.get("cpu_model"):  # the CPU tier runs it on the model of gfx950
             gpu_texts = [read[str(f)] for f in files if str(f).endswith(GPU_SOURCE_SUFFIXES)]
             cpp_texts = [read[str(f)] for f in files if not str(f).endswith(GPU_SOURCE_SUFFIXES)]
-            try:
-                module = _load_inline_on_cpu_model(stock_inline, name, cpp_texts, gpu_texts, kwargs)
-            except HipModelRefused as error:
-                _state["attempts"][-1].cpu_model = _state["attempts"][-1].not_run = str(error)
-                raise
-            except FileImportFailed as error:
-                _state["attempts"][-1].cpu_model = f"built; importing it failed as on the runner: {error}"
-                _fails_as_on_the_runner(ImportError(str(error)))
-            except FileBuildFailed as error:
-                _state["attempts"][-1].cpu_model = f"its build fails as on the runner: {error}"
-                _fails_as_on_the_runner(RuntimeError(str(error)))
-            _state["attempts"][-1].cpu_model = "built"
-            return module
+            return _on_cpu_model(_state["attempts"][-1], lambda: _load_inline_on_cpu_model(
+                stock_inline, name, cpp_texts, gpu_texts, kwargs))
         if what:
             message = f"load({name!r}) builds {what}: no ROCm on this machine ({_state['tier']})"
             if gpu or what:

@@ -45,17 +45,14 @@ def parameter_types(params: str) -> list:
 def compile_options(count, options) -> tuple:
     """(defines, include dirs) of hiprtcCompileProgram's options: ``-DNAME[=V]`` / ``-D NAME``, ``-I DIR``; the
     rest (``--offload-arch``, ``-O3``, ``-std=``...) mean nothing to the model's host build."""
-    texts = [_text(options[i]) for i in range(int(count or 0))] if options else []
-    defines, includes, i = [], [], 0
-    while i < len(texts):
-        option = texts[i].strip()
+    texts = iter([_text(options[i]).strip() for i in range(int(count or 0))] if options else [])
+    defines, includes = [], []
+    for option in texts:
         for flag, into in (("-D", defines), ("-I", includes)):
             if option.startswith(flag):
-                value = option[len(flag):] or (texts[i + 1].strip() if i + 1 < len(texts) else "")
-                i += 0 if option[len(flag):] else 1
+                value = option[len(flag):] or next(texts, "").strip()  # "-D NAME": the value is the next option
                 if value:
                     into.append(value)
-        i += 1
     return defines, includes
 
 
@@ -148,8 +145,9 @@ class Runtime:
         defines, includes = compile_options(count, options)  # the runner's HIPRTC compiles with them too
         try:
             # one library per set of defines: dlopen hands back a library already loaded from the same path
-            variant = hashlib.sha1("\0".join(defines + includes).encode()).hexdigest()[:8] if defines or includes else ""
-            stem = re.sub(r"[^A-Za-z0-9_]", "_", program["name"]) + (f"_{variant}" if variant else "")
+            key = "\0".join(defines + includes)
+            variant = f"_{hashlib.sha1(key.encode()).hexdigest()[:8]}" if key else ""
+            stem = re.sub(r"[^A-Za-z0-9_]", "_", program["name"]) + variant
             path = build.compile_shared([source, launchers(source, defines)], self.library_dir / f"{stem}.so",
                                         defines=defines, includes=includes)
         except build.NotModelled as error:
