@@ -56,13 +56,13 @@ def manifest_files(files_dir: Path) -> tuple[list, list]:
 def check_one(label: str, path: Path, out: Path, options: list, timeout: float) -> dict:
     report = out / f"{label}.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(path), "--report", str(report), *options]
-    started = time.perf_counter()
+    started, launched = time.perf_counter(), time.time()
     with open(out / f"{label}.log", "wb") as log:
         try:
             code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT).returncode
         except subprocess.TimeoutExpired:
             code = None
-    seconds = time.perf_counter() - started
+    seconds, ended = time.perf_counter() - started, time.time()
     row = {"file": label, "seconds": round(seconds, 1), "exit_code": code}
     try:
         data = json.loads(report.read_text())
@@ -70,6 +70,7 @@ def check_one(label: str, path: Path, out: Path, options: list, timeout: float) 
         row["error"] = f"no report (see {out / (label + '.log')})"
         return row
     row.update(summarize(data))
+    row["where"].update(outside_session(data.get("phases") or {}, launched, ended))
     print(f"done        {label}: {seconds:.1f} s, exit {code}", flush=True)  # a run cut off still says this much
     return row
 
@@ -113,7 +114,19 @@ def summarize(data: dict) -> dict:
     }
 
 
-COLUMNS = ("worker_start", "official", "programs", "module_exec", "inputs", "calls", "interpreted", "judging",
+def outside_session(phases: dict, launched: float, ended: float) -> dict:
+    """The command's seconds outside the verdicts' session, from the report's epoch stamps (plugin.py's
+    ``phases``): the interpreter and our imports until cli.main, from there to the session (the worker's
+    prelaunch, pytest's start and collection), and after the report (workers closed, the HTML page, the
+    interpreter's exit). Empty for a report without stamps."""
+    if not phases.get("command") or not phases.get("session") or not phases.get("report"):
+        return {}
+    return {"startup": round(phases["command"] - launched, 1),
+            "to_session": round(phases["session"] - phases["command"], 1),
+            "after_report": round(ended - phases["report"], 1)}
+
+
+COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", "programs", "module_exec", "inputs", "calls", "interpreted", "judging",
            "hypothesis", "inconclusive", "budget_cut")
 
 

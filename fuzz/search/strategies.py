@@ -431,19 +431,22 @@ class Case:
             + ("" if self.stream == LEGACY_STREAM else f" stream={self.stream}")
         )
 
-    def build(self, device="cpu"):
+    def build(self, device="cpu", quantize_on=None):
         """-> (data, meta). data = (A, B, B_q, B_shuffle, B_scale_sh) as the task passes it; A in this
         case's layout, B quantized by the reference. K % 64 != 0 (beyond the contract) has no
         (16, 16)-shuffled weight: B_shuffle is None there. Values come from the case's stream (the
         mt19937 stream draws on the CPU, the counter stream on ``device``), either way the same tensors on
-        every device; B (finite, no NaN) is quantized on ``device``, where the reference's integer and
-        power-of-two arithmetic gives the same bytes (and is fast on a GPU)."""
+        every device; B (finite, no NaN) is quantized on ``quantize_on`` (default ``device``), where the
+        reference's integer and power-of-two arithmetic gives the same bytes (and is fast on a GPU: a CPU
+        copy of a large case quantized on a GPU costs milliseconds, against seconds on the CPU)."""
         stream = make_stream(self.stream, self.seed, device)
         a_values = place_specials(regime_values(self.a_regime, stream, self.m, self.k, self.a_exponent), self.specials)
-        cached = str(device) == "cpu" and input_cache.wanted(self.n, self.k)  # a GPU builds B in milliseconds
+        quantize_on = device if quantize_on is None else quantize_on
+        # a GPU builds B in milliseconds; the cache is for B quantized on the CPU
+        cached = str(quantize_on) == "cpu" and input_cache.wanted(self.n, self.k)
         weights = input_cache.load(self.id(), device) if cached else None
         if weights is None:  # B is drawn after A and is the last draw but the padding's: A stays the same
-            weights = self._build_weights(stream, device)
+            weights = self._build_weights(stream, quantize_on)
             if cached:
                 input_cache.store(self.id(), weights)
         A = lay_out(a_values, self.layout, device)

@@ -1,14 +1,19 @@
 """The check's time budget (``mxfp4-fuzz check FILE --budget SECONDS``): every verdict ends in time,
 official first, and a verdict the budget cut short says so.
 
-The budget is wall time from the moment the submission's worker is started. ``loads`` and ``official``
-come first and may take up to ``OFFICIAL_SHARE`` of it; each fuzzed verdict then gets, when its test
+The budget is wall time from the command's start (``mxfp4-fuzz check``; under plain pytest, from the
+worker's start): what a user waits for. ``loads`` and ``official`` come first and may take up to
+``OFFICIAL_SHARE`` of what is left when they begin (a slow start, e.g. torch's import on a GPU host,
+never starves the runner's own check); each fuzzed verdict then gets, when its test
 begins, its weight's share of what is left (so time one verdict did not use goes to the next ones), less
 ``RESERVE`` for the report. Within its share a verdict draws examples as the profile says; when the
 share runs out:
 
 - a program that would not end in time is not started, and one running is ended when it overruns the
-  share by half the share again (``GRACE``; never past the budget's end): its worker is replaced. Neither counts as an example, and neither is ever a FAIL (a program ended by the
+  share by half the share again (``GRACE``; never past the budget's end): its worker is replaced. On a
+  GPU a running program is only ended at the budget's end (``early_kills=False``): its programs take
+  seconds, and a replaced worker pays CUDA's start and every kernel's load again, which cost the verdicts
+  after it more than the overrun. Neither counts as an example, and neither is ever a FAIL (a program ended by the
   budget proves nothing, not even a hang: ``--budget 0`` waits the full timeout);
 - a verdict with conclusive examples keeps its status (PASS, FAIL, REPORTED) and its line says how many
   examples ran before the budget cut it short; one with none is NOT RUN, "the time budget ran out";
@@ -17,12 +22,12 @@ share runs out:
 
 ``--budget 0`` switches it off (the profile's example counts alone decide, as before). The default is
 ``DEFAULT_SECONDS`` per tier: on the CPU tier under the 90 s a check may take on a 2-core laptop, on a
-GPU under 15 s (there pytest and the worker's start, a few seconds, come on top)."""
+GPU under 15 s (the report and the exit, under a second, and a last program's overrun come on top)."""
 from __future__ import annotations
 
 import time
 
-DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 10.0}
+DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 12.0}
 OFFICIAL_SHARE = 0.5  # loads + official may use up to half the budget: the runner's own check comes first
 GRACE = 0.5  # a running program is ended this fraction of its verdict's share past the deadline (a kill costs a worker start)
 MIN_GRACE = 1.0
@@ -47,8 +52,9 @@ class Budget:
     """Deadlines per verdict. ``order``: the verdicts in the order their tests run (their shares are
     computed from the verdicts still to come). ``seconds`` <= 0: no budget (every deadline is None)."""
 
-    def __init__(self, seconds: float, order: list, start: float | None = None):
+    def __init__(self, seconds: float, order: list, start: float | None = None, early_kills: bool = True):
         self.seconds = float(seconds)
+        self.early_kills = early_kills  # False: a running program is ended only at the budget's end (a GPU)
         self.start = time.perf_counter() if start is None else start
         self.order = list(order)
         self.begun: list = []
@@ -77,7 +83,8 @@ class Budget:
         now = time.perf_counter() if now is None else now
         self.begun.append(verdict)
         if verdict in ("loads", "official"):
-            deadline = self.start + OFFICIAL_SHARE * self.seconds
+            shared = self.deadlines.get("loads", self.deadlines.get("official"))  # one window for the two
+            deadline = shared if shared is not None else now + OFFICIAL_SHARE * max(0.0, self.left(now))
         else:
             to_come = [v for v in self.order if v not in self.begun] + [verdict]
             weights = sum(WEIGHTS.get(v, 1.0) for v in to_come)
@@ -86,7 +93,8 @@ class Budget:
             if WEIGHTS.get(verdict, 1.0) == 0.0:  # no share of its own: it may use what is left
                 deadline = self.end
         self.deadlines[verdict] = deadline
-        self.kill_at[verdict] = min(self.end, deadline + max(MIN_GRACE, GRACE * (deadline - now)))
+        self.kill_at[verdict] = min(self.end, deadline + max(MIN_GRACE, GRACE * (deadline - now))) \
+            if self.early_kills else self.end
         return deadline
 
     def note_cut(self, verdict: str, why: str) -> None:

@@ -33,6 +33,7 @@ from fuzz.judge.error_map import difference_map, launch_tiles
 from fuzz.judge.verdicts import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
 from fuzz.submission.budget import BudgetExhausted
+from fuzz.submission.judged import judged_inputs
 from fuzz.submission.lane_order import LaneOrderDoubt
 from fuzz.submission.program import Program
 from fuzz.submission.provenance import tier_limit, where_note
@@ -160,7 +161,7 @@ class Context:
         where it fails the one-rounding bound but lies within the bound of those roundings, the error is
         the file's chosen accumulation, not a wrong index or scale, and the runner's own rule decides
         (its 1e-2 check on this output; measured: 2 to 8 bf16 adds fail it at the runner's K = 7168)."""
-        data, _ = case.build()  # on the CPU: the reference's NaN payload semantics hold there (see README)
+        data, _ = judged_inputs(case)  # on the CPU: the reference's NaN payload semantics hold there (see README)
         exact = exact_gemm_from_inputs(data)
         official = official_verdict(y, official_reference(exact))
         v = check_product(y, data, rounding="rne", exact=exact, **accumulation_model())
@@ -268,7 +269,7 @@ def official_program(cases: list) -> Program:
 @functools.lru_cache(maxsize=8)
 def _official_expected(case: Case) -> torch.Tensor:
     """The exact product rounded to bf16: the same official cases for every file a process checks."""
-    data, _ = case.build()
+    data, _ = judged_inputs(case)
     return official_reference(exact_gemm_from_inputs(data))
 
 
@@ -276,7 +277,7 @@ def explain_wrong_output(y: torch.Tensor, case: Case) -> tuple[list[str], str]:
     """(the attribution's lines, its failure class) for a failing output at ``case``: correctness and the
     runner's verdicts (official, the modes) say "which stage is wrong" alike (a seconds-long pass of the
     oracle, paid only on a failure)."""
-    data, _ = case.build()
+    data, _ = judged_inputs(case)
     findings = explain(y, data, **accumulation_model())
     return [finding.text for finding in findings], failure_class(findings)
 

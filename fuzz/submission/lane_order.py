@@ -16,6 +16,7 @@ import torch
 
 from fuzz.judge.verdicts import official_reference
 from fuzz.search.strategies import Case
+from fuzz.submission.judged import judged_inputs
 from fuzz.submission.program import Program
 from reference import exact_gemm_from_inputs
 
@@ -82,7 +83,7 @@ class LaneOrderDoubt:
         if stable is None or bool(stable.all()):
             return ""
         y = self.ctx.last_result.tensor(outputs[out]).cpu()
-        data, _ = case.build()
+        data, _ = judged_inputs(case)
         settled = torch.where(stable, y, official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu())
         if fails(settled):
             return ""

@@ -205,7 +205,7 @@ class SubmissionSession:
         from fuzz.submission.steering import ShapeEvidence, Steering
 
         self.path, self.runner, self.tier = path, runner, tier
-        self.started = time.perf_counter()
+        self.started, self.started_epoch = time.perf_counter(), time.time()
         self.budget = budget if budget is not None else Budget(0, [])
         self.records: dict = {}  # verdict -> VerdictRecord, in test order
         self.known_at_second_search: dict = {}  # verdict -> failure classes its second search masks
@@ -329,6 +329,18 @@ class SubmissionSession:
             }
         return {"worker_start": round(self.runner.start_seconds, 3), "tests": tests}
 
+    def phases(self) -> dict:
+        """Epoch seconds of the command's start (cli.py, None when pytest was run directly), of the worker's
+        start, of this session's start and of the report: with the command's end, the benchmark splits a
+        check's wall time into the interpreter's start, pytest's start, the session and the exit."""
+        from fuzz.submission.report_text import command_start_epoch
+
+        now_epoch, now = time.time(), time.perf_counter()
+        command = command_start_epoch()
+        return {"command": None if command is None else round(command, 3),
+                "worker": round(now_epoch - (now - self.budget.start), 3),
+                "session": round(self.started_epoch, 3), "report": round(now_epoch, 3)}
+
     def _steered(self, test: str, args: tuple) -> tuple:
         """``args`` with every Case (alone or in a list) moved to the shapes the file answers (steering.py)."""
         from fuzz.search.strategies import Case
@@ -375,6 +387,7 @@ class SubmissionSession:
             "time_profile": self.time_profile(),  # where the seconds went (fuzz/bench/time_to_verdict.py)
             "budget": self.budget.to_json(),  # the time budget, each verdict's deadline, the ones it cut short
             "steering": self.steering.to_json(),  # the shapes the file refuses (contract evidence), tests moved
+            "phases": self.phases(),  # epoch seconds: where the command's seconds went outside the session
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
                 "worker_start_seconds": None if load is None else round(load.worker_start_seconds, 3),
@@ -451,8 +464,8 @@ def pytest_addoption(parser):
                          "killed as hung (default 60 on the CPU tier, 300 on a GPU)")
     group.addoption("--budget", metavar="SECONDS", type=float, default=None,
                     help="the check's time budget: every verdict ends within it, official first, and says how many "
-                         "examples ran and whether the budget cut it short (default 80 on the CPU tier, 10 on a "
-                         "GPU; 0: no budget, the profile's example counts decide)")
+                         "examples ran and whether the budget cut it short (default 80 on the CPU tier, 12 on a "
+                         "GPU, counted from the command's start; 0: no budget, the profile's example counts decide)")
     group.addoption("--submission-hard-cap", metavar="SECONDS", type=float, default=None,
                     help="how long a program that keeps progressing (Triton programs interpreted, launches) "
                          "may run in all; beyond it, or estimated beyond it, its verdict is NOT RUN "
@@ -501,6 +514,14 @@ def pytest_runtest_call(item):
         found.begin(test_name(item.nodeid))
 
 
+def command_started() -> float | None:
+    """The command's start (cli.py's epoch stamp) on this process's perf_counter clock, or None."""
+    from fuzz.submission.report_text import command_start_epoch
+
+    stamp = command_start_epoch()
+    return None if stamp is None else time.perf_counter() - max(0.0, time.time() - stamp)
+
+
 def _start(config) -> SubmissionSession:
     from kernels.platform import detect
     from fuzz.submission.budget import Budget
@@ -511,10 +532,11 @@ def _start(config) -> SubmissionSession:
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
-    # the budget counts from the worker's start: prelaunched by the command line, before pytest itself started
-    started = getattr(runner.standby, "sent", None)
+    # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
+    started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]
-    session = SubmissionSession(path, runner, tier, Budget(budget_seconds(config, tier), order, start=started))
+    budget = Budget(budget_seconds(config, tier), order, start=started, early_kills=tier == "cpu")
+    session = SubmissionSession(path, runner, tier, budget)
     config.stash[_SESSION] = session
     return session
 

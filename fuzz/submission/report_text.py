@@ -18,6 +18,19 @@ MODE_VERDICT = {"test": "official", "benchmark": "mode_benchmark", "leaderboard"
 RUNNER_VERDICTS = frozenset({"loads", *MODE_VERDICT.values()})
 FAIL_ON = ("any", "runner", "latent")
 DEFAULT_FAIL_ON = "any"
+COMMAND_START_ENV = "MXFP4_FUZZ_COMMAND_START"  # cli.py's "EPOCH:PID": when the command's process began
+
+
+def command_start_epoch() -> float | None:
+    """The epoch second this process's command began, or None: not started by cli.run, or a value
+    inherited from another process (its pid differs)."""
+    import os
+
+    stamp, _, pid = os.environ.get(COMMAND_START_ENV, "").partition(":")
+    try:
+        return float(stamp) if int(pid) == os.getpid() else None
+    except ValueError:
+        return None
 
 
 def final_exit_status(exitstatus: int, statuses: dict, fail_on: str = DEFAULT_FAIL_ON) -> int:

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections import OrderedDict, deque
@@ -330,21 +331,47 @@ def _rated(counters: dict) -> dict:
     return {**counters, "rate": counters.get("programs", 0) / seconds if seconds > 0 else 0.0}
 
 
-_PRELAUNCHED: dict = {}  # (path, aiter) -> a Worker already loading that file (prelaunch)
+_PRELAUNCHED: dict = {}  # (path, aiter) -> the thread starting a worker that loads that file (prelaunch)
+
+
+class _Prelaunch(threading.Thread):
+    """Starts the prelaunched worker off the main thread: the first fork from a warm parent waits for
+    that parent's imports (zygote.py), which pytest's own start overlaps instead of waiting behind."""
+
+    def __init__(self, resolved: str, aiter: str):
+        super().__init__(name="mxfp4-fuzz-prelaunch", daemon=True)
+        self.resolved, self.aiter = resolved, aiter
+        self.worker: Worker | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            worker = Worker(OUTPUT_CAP)
+            worker.send({"op": "load", "path": self.resolved, "aiter": self.aiter, "device": "auto",
+                         "task_fallback": str(TASK_FALLBACK)})
+            self.worker = worker
+        except BaseException as error:  # noqa: BLE001 - the runner starts its own worker instead
+            self.error = error
+
+    def adopt(self) -> Worker | None:
+        """The started worker (None when its start failed: the runner then starts one as usual)."""
+        self.join()
+        return self.worker
 
 
 def prelaunch(path, aiter: str = "auto") -> None:
     """Start the worker for ``path`` now: it imports torch and loads the file while this process imports
     pytest, Hypothesis and the plugin (about half of a short check's wall time on a GPU host). The
     SubmissionRunner for the same file and aiter adopts it as its first worker; the worker finds its
-    device itself, as the runner does (``kernels.platform.detect``)."""
+    device itself, as the runner does (``kernels.platform.detect``). Returns at once: the start itself
+    runs on a thread."""
     from fuzz.host import compile_caches
 
     compile_caches.share()  # as pytest's configure will: the first worker compiles into the run's caches
     resolved = str(Path(path).resolve())
-    worker = Worker(OUTPUT_CAP)
-    worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
-    _PRELAUNCHED[(resolved, aiter)] = worker
+    starting = _Prelaunch(resolved, aiter)
+    starting.start()
+    _PRELAUNCHED[(resolved, aiter)] = starting
 
 
 class SubmissionRunner:
@@ -367,7 +394,8 @@ class SubmissionRunner:
         self.env = env  # variables the worker gets on top of this process's (e.g. MXFP4_FUZZ_BATCHED=0)
         self.worker: Worker | None = None
         # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
-        self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
+        prelaunched = _PRELAUNCHED.pop((self.path, aiter), None)
+        self.standby: Worker | None = prelaunched.adopt() if prelaunched is not None else None
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0

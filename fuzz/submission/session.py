@@ -167,12 +167,12 @@ class Session:
             record["seconds"] = time.perf_counter() - start
         elif kind == "build":
             with poison.paused():  # our inputs are the case's bytes, padding included, not the poison
-                data, _ = Case.from_json(step["case"]).build()
+                data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)  # a GPU quantizes B fast
             self.pool.collect()
             slots[step["slot"]] = tuple(None if t is None else self.pool.place(t) for t in data)
             record["pointers"] = pointers(slots[step["slot"]])
         elif kind == "write":
-            data, _ = Case.from_json(step["case"]).build()
+            data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)
             for target, values in zip(slots[step["slot"]], data):
                 if target is not None:
                     raw_bytes(target.untyped_storage()).copy_(raw_bytes(values.untyped_storage()))

@@ -16,9 +16,11 @@ PR_SET_PDEATHSIG: that fires when the starting *thread* ends, and a worker start
 would have killed the zygote and lost the status of the workers still running). Being that process's
 child, the zygote and its workers are in the process tree the many-file command kills on Ctrl-C.
 
-Only where no CUDA device is visible (CUDA does not survive a fork, and a GPU host was never measured
-with it); ``MXFP4_FUZZ_ZYGOTE=0`` turns it off. A zygote that cannot start or answer falls back to a
-plain process start, once and for good.
+On a GPU host too: CUDA does not survive a fork of a process that initialised it, and the zygote never
+does (importing torch and Triton initialises no device; each worker initialises CUDA itself after the
+fork, as a fresh process does). The zygote checks that before every fork and, should anything have
+initialised CUDA in it, ends itself instead of forking. ``MXFP4_FUZZ_ZYGOTE=0`` turns it off. A zygote
+that cannot start or answer falls back to a plain process start, once and for good.
 """
 from __future__ import annotations
 
@@ -98,11 +100,7 @@ _ZYGOTE: dict = {}  # "zygote": the started Zygote, or None once it failed (plai
 
 
 def enabled() -> bool:
-    if os.environ.get(ENV, "1") == "0" or sys.platform != "linux" or not hasattr(socket, "send_fds"):
-        return False
-    import torch
-
-    return not torch.cuda.is_available()
+    return os.environ.get(ENV, "1") != "0" and sys.platform == "linux" and hasattr(socket, "send_fds")
 
 
 def spawn(root: str, fds: list, env: dict, argv: list):
@@ -198,6 +196,8 @@ def serve(socket_fd: int) -> None:
         if not message.endswith(b"\n"):
             os._exit(0)  # the runner's process is gone
         request = json.loads(message)
+        if torch.cuda.is_initialized():  # a child would inherit a CUDA context it cannot use: no fork, ever
+            os._exit(0)  # the runner reads no pid and starts its workers as plain processes from then on
         with lock:
             pid = os.fork()
             if pid == 0:
@@ -209,7 +209,10 @@ def serve(socket_fd: int) -> None:
             statuses[pid] = fds[-1]
         for fd in fds[:-1]:
             os.close(fd)
-        channel.sendall(f"{pid}\n".encode())
+        try:
+            channel.sendall(f"{pid}\n".encode())
+        except OSError:  # the runner's process ended while its worker was being forked: end with it
+            os._exit(0)
 
 
 if __name__ == "__main__":

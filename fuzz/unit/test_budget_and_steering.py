@@ -30,7 +30,7 @@ def test_no_budget_gives_no_deadline():
 def test_official_first_then_shares_of_what_is_left_by_weight():
     order = ["loads", "official", "contract", "correctness", "aliasing", "kernelguard"]
     budget = Budget(100, order, start=0.0)
-    assert budget.begin("loads", now=0.0) == budget.begin("official", now=1.0) == OFFICIAL_SHARE * 100
+    assert budget.begin("loads", now=0.0) == budget.begin("official", now=1.0) == OFFICIAL_SHARE * 100  # one window
     # official ended at 40 s: contract (weight 1) of contract + correctness (3) + aliasing (1)
     assert budget.begin("contract", now=40.0) == pytest.approx(40.0 + (60.0 - RESERVE) / 5)
     assert budget.kill_at["contract"] == pytest.approx(budget.deadlines["contract"] + GRACE * (59.0 / 5))
@@ -38,6 +38,21 @@ def test_official_first_then_shares_of_what_is_left_by_weight():
     assert budget.begin("correctness", now=42.0) == pytest.approx(42.0 + (58.0 - RESERVE) * 3 / 4)
     assert budget.begin("kernelguard", now=99.0) == budget.end  # no share of its own: what is left
     assert all(at <= budget.end for at in budget.kill_at.values())
+
+
+def test_a_late_start_still_gives_the_runners_check_half_of_what_is_left():
+    budget = Budget(12, ["loads", "official", "contract"], start=0.0)  # torch's import took 7 s of 12
+    assert budget.begin("loads", now=7.0) == budget.begin("official", now=7.5) == pytest.approx(7.0 + 2.5)
+    on_time = Budget(12, ["loads", "official"], start=0.0)
+    assert on_time.begin("loads", now=0.0) == OFFICIAL_SHARE * 12
+
+
+def test_without_early_kills_a_running_program_is_ended_only_at_the_budgets_end():
+    budget = Budget(12, ["loads", "official", "contract", "aliasing"], start=0.0, early_kills=False)
+    budget.begin("official", now=1.0)
+    budget.begin("contract", now=6.0)
+    assert budget.kill_at["official"] == budget.kill_at["contract"] == budget.end == 12.0
+    assert budget.deadlines["contract"] < budget.end  # no program starts past its share, as before
 
 
 def test_a_late_verdict_gets_no_time_not_negative_time():

@@ -1,5 +1,6 @@
 """Workers forked from the warm zygote are the workers a plain start gives: same environment, working
-directory, argv, thread budget and stdio; their exit status and death by signal reach the runner."""
+directory, argv, thread budget and stdio, and on a GPU host the same working CUDA device; their exit
+status and death by signal reach the runner."""
 from __future__ import annotations
 
 import json
@@ -7,18 +8,22 @@ import os
 import signal
 
 import pytest
+import torch
 
 from fuzz.submission import zygote
 from fuzz.submission.runner import SubmissionRunner
 
-pytestmark = pytest.mark.skipif(not zygote.enabled(), reason="no zygote here (a CUDA device, or not Linux)")
+pytestmark = pytest.mark.skipif(not zygote.enabled(), reason="no zygote here (not Linux, or turned off)")
 
 OBSERVER = """
 import json, os, sys, threading
 import torch
 json.dump({"cwd": os.getcwd(), "marker": os.environ.get("MXFP4_FUZZ_TEST_MARKER"), "argv0": sys.argv[0],
            "threads": torch.get_num_threads(), "pid": os.getpid(), "sid": os.getsid(0),
-           "stdin": os.path.realpath("/proc/self/fd/0"), "alive_threads": threading.active_count()},
+           "stdin": os.path.realpath("/proc/self/fd/0"), "alive_threads": threading.active_count(),
+           # CUDA initialised after the fork: a kernel runs and its result comes back (None without a GPU)
+           "cuda": torch.arange(4.0, device="cuda").square().sum().item() if torch.cuda.is_available() else None,
+           "cuda_initialised_here": torch.cuda.is_initialized()},
           open(os.environ["MXFP4_FUZZ_TEST_OUT"], "w"))
 print("said on stdout")
 def custom_kernel(data):
@@ -59,6 +64,8 @@ def test_a_forked_worker_sees_what_a_plain_one_sees(tmp_path, monkeypatch):
         assert seen.pop("sid") == seen.pop("pid")  # its own session: a timeout kills its whole group
         seen.pop("alive_threads")  # the worker's own watchdog threads, not compared
     assert forked == plain
+    if torch.cuda.is_available():
+        assert forked["cuda"] == 14.0 and forked["cuda_initialised_here"]
 
 
 def test_a_forked_workers_death_by_signal_reaches_the_runner(tmp_path, monkeypatch):
