@@ -70,7 +70,10 @@ def check_one(label: str, path: Path, out: Path, options: list, timeout: float) 
         row["error"] = f"no report (see {out / (label + '.log')})"
         return row
     row.update(summarize(data))
-    row["where"].update(outside_session(data.get("phases") or {}, launched, ended))
+    phases = data.get("phases") or {}
+    row["where"].update(outside_session(phases, launched, ended))
+    # each stamp in seconds after the command's launch: where the time before the session went
+    row["phases"] = {name: round(stamp - launched, 2) for name, stamp in phases.items() if stamp}
     print(f"done        {label}: {seconds:.1f} s, exit {code}", flush=True)  # a run cut off still says this much
     return row
 

@@ -330,15 +330,17 @@ class SubmissionSession:
         return {"worker_start": round(self.runner.start_seconds, 3), "tests": tests}
 
     def phases(self) -> dict:
-        """Epoch seconds of the command's start (cli.py, None when pytest was run directly), of the worker's
-        start, of this session's start and of the report: with the command's end, the benchmark splits a
+        """Epoch seconds of the command's start (cli.py, None when pytest was run directly), of the budget's
+        start, of pytest's configure, of the collection's end, of the runner's creation and its worker's
+        adoption, of this session's start and of the report: with the command's end, the benchmark splits a
         check's wall time into the interpreter's start, pytest's start, the session and the exit."""
         from fuzz.submission.report_text import command_start_epoch
 
         now_epoch, now = time.time(), time.perf_counter()
         command = command_start_epoch()
         return {"command": None if command is None else round(command, 3),
-                "worker": round(now_epoch - (now - self.budget.start), 3),
+                "budget": round(now_epoch - (now - self.budget.start), 3),
+                **{name: round(stamp, 3) for name, stamp in _STAMPS.items()},
                 "session": round(self.started_epoch, 3), "report": round(now_epoch, 3)}
 
     def _steered(self, test: str, args: tuple) -> tuple:
@@ -472,7 +474,11 @@ def pytest_addoption(parser):
                          "(default 10 x the timeout where Triton interprets; on a GPU the timeout is the cap)")
 
 
+_STAMPS: dict = {}  # epoch seconds of this process's steps before the session: the report's phases
+
+
 def pytest_configure(config):
+    _STAMPS.setdefault("configure", time.time())
     if config.getoption("--submission", default=None):
         from fuzz.host.parallel import is_xdist_controller
 
@@ -505,6 +511,7 @@ def pytest_collection_modifyitems(session, config, items):
     """The verdicts' test order, for the time budget's shares."""
     names = [test_name(item.nodeid) for item in items if TEST_MODULE in item.nodeid.split("::")[0]]
     config.stash[_ORDER] = list(dict.fromkeys(names))
+    _STAMPS["collected"] = time.time()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -531,7 +538,9 @@ def _start(config) -> SubmissionSession:
     timeout = config.getoption("--submission-timeout") or DEFAULT_TIMEOUT["cpu" if tier == "cpu" else "gpu"]
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
+    _STAMPS["runner"] = time.time()
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
+    _STAMPS["worker_adopted"] = time.time()  # the prelaunched worker's start has returned (a fork waits for the zygote)
     # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
     started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]
