@@ -331,8 +331,8 @@ class SubmissionSession:
 
     def phases(self) -> dict:
         """Epoch seconds of the command's start (cli.py, None when pytest was run directly), of the budget's
-        start, of pytest's configure, of the collection's end, of the runner's creation and its worker's
-        adoption, of this session's start and of the report: with the command's end, the benchmark splits a
+        start, of pytest's configure, of the collection's end, of the runner's creation, of this session's
+        start and of the report: with the command's end, the benchmark splits a
         check's wall time into the interpreter's start, pytest's start, the session and the exit."""
         from fuzz.submission.report_text import command_start_epoch
 
@@ -540,7 +540,6 @@ def _start(config) -> SubmissionSession:
     aiter = config.getoption("--aiter", default="auto")
     _STAMPS["runner"] = time.time()
     runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
-    _STAMPS["worker_adopted"] = time.time()  # the prelaunched worker's start has returned (a fork waits for the zygote)
     # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
     started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]

@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import weakref
 from collections import OrderedDict, deque
@@ -178,7 +177,7 @@ STAGE_TEXT = {
 def _kill_if_running(process: subprocess.Popen) -> None:
     """SIGKILL the worker's process group (its own session: the worker and what it started), only
     while the worker is unreaped, so its pid, which names the group, cannot belong to anyone else."""
-    if process.poll() is None:
+    if process.poll() is None and process.pid > 0:  # pid 0: a fork the zygote never made (killpg(0) is us)
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -331,47 +330,22 @@ def _rated(counters: dict) -> dict:
     return {**counters, "rate": counters.get("programs", 0) / seconds if seconds > 0 else 0.0}
 
 
-_PRELAUNCHED: dict = {}  # (path, aiter) -> the thread starting a worker that loads that file (prelaunch)
-
-
-class _Prelaunch(threading.Thread):
-    """Starts the prelaunched worker off the main thread: the first fork from a warm parent waits for
-    that parent's imports (zygote.py), which pytest's own start overlaps instead of waiting behind."""
-
-    def __init__(self, resolved: str, aiter: str):
-        super().__init__(name="mxfp4-fuzz-prelaunch", daemon=True)
-        self.resolved, self.aiter = resolved, aiter
-        self.worker: Worker | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            worker = Worker(OUTPUT_CAP)
-            worker.send({"op": "load", "path": self.resolved, "aiter": self.aiter, "device": "auto",
-                         "task_fallback": str(TASK_FALLBACK)})
-            self.worker = worker
-        except BaseException as error:  # noqa: BLE001 - the runner starts its own worker instead
-            self.error = error
-
-    def adopt(self) -> Worker | None:
-        """The started worker (None when its start failed: the runner then starts one as usual)."""
-        self.join()
-        return self.worker
+_PRELAUNCHED: dict = {}  # (path, aiter) -> a Worker already loading that file (prelaunch)
 
 
 def prelaunch(path, aiter: str = "auto") -> None:
     """Start the worker for ``path`` now: it imports torch and loads the file while this process imports
     pytest, Hypothesis and the plugin (about half of a short check's wall time on a GPU host). The
     SubmissionRunner for the same file and aiter adopts it as its first worker; the worker finds its
-    device itself, as the runner does (``kernels.platform.detect``). Returns at once: the start itself
-    runs on a thread."""
+    device itself, as the runner does (``kernels.platform.detect``). Returns at once: a worker forked
+    from the zygote is asked for, not waited for (zygote.py)."""
     from fuzz.host import compile_caches
 
     compile_caches.share()  # as pytest's configure will: the first worker compiles into the run's caches
     resolved = str(Path(path).resolve())
-    starting = _Prelaunch(resolved, aiter)
-    starting.start()
-    _PRELAUNCHED[(resolved, aiter)] = starting
+    worker = Worker(OUTPUT_CAP)
+    worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
+    _PRELAUNCHED[(resolved, aiter)] = worker
 
 
 class SubmissionRunner:
@@ -394,8 +368,7 @@ class SubmissionRunner:
         self.env = env  # variables the worker gets on top of this process's (e.g. MXFP4_FUZZ_BATCHED=0)
         self.worker: Worker | None = None
         # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
-        prelaunched = _PRELAUNCHED.pop((self.path, aiter), None)
-        self.standby: Worker | None = prelaunched.adopt() if prelaunched is not None else None
+        self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0
@@ -441,6 +414,10 @@ class SubmissionRunner:
         """Make the standby (or a new worker) current and wait for its load answer."""
         self.worker, self.standby = self.standby or self._launch(), None
         waited = time.perf_counter()
+        if isinstance(self.worker.process, zygote.ZygoteProcess) and not self.worker.process.forked():
+            zygote.disable()  # the zygote ended without forking it: not the file's doing, start it plainly
+            self._discard_worker()
+            self.worker = self._launch()
         answer = self.worker.receive(START_TIMEOUT)
         self.start_seconds += time.perf_counter() - waited
         elapsed = time.perf_counter() - self.worker.sent

@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections import deque
 
 PRELOAD = ("torch", "triton", "numpy")
 ENV = "MXFP4_FUZZ_ZYGOTE"
@@ -42,10 +43,22 @@ ENV = "MXFP4_FUZZ_ZYGOTE"
 
 class ZygoteProcess:
     """A forked worker as ``subprocess.Popen`` is used by the runner: ``pid``, ``poll``, ``wait``,
-    ``returncode`` (from the zygote's status pipe)."""
+    ``returncode`` (from the zygote's status pipe). The request to fork it is sent at once; its pid is
+    read when first asked for (``pid``, ``forked``), so a caller never waits for the zygote's imports
+    before it needs the worker: 0 when the zygote ended without forking it."""
 
-    def __init__(self, pid: int, status_fd: int):
-        self.pid, self.returncode, self._status_fd, self._pending = pid, None, status_fd, b""
+    def __init__(self, zygote: "Zygote", status_fd: int):
+        self._zygote, self._pid = zygote, None
+        self.returncode, self._status_fd, self._pending = None, status_fd, b""
+
+    @property
+    def pid(self) -> int:
+        if self._pid is None:
+            self._zygote.answer(self)
+        return self._pid
+
+    def forked(self) -> bool:
+        return self.pid > 0
 
     def _read(self, timeout: float | None) -> None:
         while self.returncode is None:
@@ -78,22 +91,33 @@ class Zygote:
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=root, env=env, start_new_session=True)
         theirs.close()
         self.socket, self.lock, self.reader = ours, threading.Lock(), ours.makefile("rb")
+        self.unanswered: deque = deque()  # spawned, pid not read yet, in the order the zygote answers
 
     def spawn(self, fds: list, env: dict, cwd: str, argv: list) -> ZygoteProcess:
         """A worker forked with ``fds`` (its request read end, response write end, stdout and stderr
-        write ends) as the same numbers ``argv`` names; raises OSError when the zygote does not answer."""
+        write ends) as the same numbers ``argv`` names; raises OSError when the request cannot be sent.
+        Returns at once: the zygote forks once its imports are done, and answers the pids in order."""
         status_r, status_w = os.pipe()
         try:
             with self.lock:
                 message = json.dumps({"env": env, "cwd": cwd, "argv": argv, "fds": fds}).encode() + b"\n"
                 socket.send_fds(self.socket, [message], [*fds, status_w])
-                line = self.reader.readline()
+                process = ZygoteProcess(self, status_r)
+                self.unanswered.append(process)
+        except OSError:
+            os.close(status_r)
+            raise
         finally:
             os.close(status_w)
-        if not line:
-            os.close(status_r)
-            raise OSError("the zygote did not answer")
-        return ZygoteProcess(int(line), status_r)
+        return process
+
+    def answer(self, process: ZygoteProcess) -> None:
+        """Read the zygote's answers up to ``process``'s pid (0 for each when the zygote ended)."""
+        with self.lock:
+            while process._pid is None:
+                line = self.reader.readline()
+                first = self.unanswered.popleft()
+                first._pid = int(line) if line.strip() else 0
 
 
 _ZYGOTE: dict = {}  # "zygote": the started Zygote, or None once it failed (plain starts from then on)
@@ -101,6 +125,11 @@ _ZYGOTE: dict = {}  # "zygote": the started Zygote, or None once it failed (plai
 
 def enabled() -> bool:
     return os.environ.get(ENV, "1") != "0" and sys.platform == "linux" and hasattr(socket, "send_fds")
+
+
+def disable() -> None:
+    """No more forks: the zygote ended without forking a worker; plain starts from now on."""
+    _ZYGOTE["zygote"] = None
 
 
 def spawn(root: str, fds: list, env: dict, argv: list):
