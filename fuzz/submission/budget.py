@@ -2,16 +2,19 @@
 official first, and a verdict the budget cut short says so.
 
 The budget is wall time from the command's start (``mxfp4-fuzz check``; under plain pytest, from the
-worker's start): what a user waits for. ``loads`` and ``official`` come first and may take up to
-``OFFICIAL_SHARE`` of what is left when they begin (a slow start, e.g. torch's import on a GPU host,
-never starves the runner's own check); each fuzzed verdict then gets, when its test
+worker's start): what a user waits for. ``loads`` and ``official`` (and the runner's modes, in the same window) come first and may take up to
+``OFFICIAL_SHARE[tier]`` of what is left when they begin (a slow start, e.g. torch's import on a GPU host,
+never starves the runner's own check). On the CPU tier that is half; on a GPU it is all but the
+``RESERVE``: there the runner's prediction (official, benchmark and leaderboard modes on the full shapes,
+about 2 to 4 s each on the H200 with cold kernels) barely fits a 15 s check, and what the runner will say
+comes first; the fuzzed verdicts get what it leaves (``--budget`` more for them). Each fuzzed verdict then gets, when its test
 begins, its weight's share of what is left (so time one verdict did not use goes to the next ones), less
 ``RESERVE`` for the report. Within its share a verdict draws examples as the profile says; when the
 share runs out:
 
 - a program that would not end in time is not started, and one running is ended when it overruns the
   share by half the share again (``GRACE``; never past the budget's end): its worker is replaced. On a
-  GPU a running program is only ended at the budget's end (``early_kills=False``): its programs take
+  GPU a running program is only ended at the budget's end (``early_kills`` False): its programs take
   seconds, and a replaced worker pays CUDA's start and every kernel's load again, which cost the verdicts
   after it more than the overrun. Neither counts as an example, and neither is ever a FAIL (a program ended by the
   budget proves nothing, not even a hang: ``--budget 0`` waits the full timeout);
@@ -28,7 +31,8 @@ from __future__ import annotations
 import time
 
 DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 12.0}
-OFFICIAL_SHARE = 0.5  # loads + official may use up to half the budget: the runner's own check comes first
+# loads + official + the modes may use this share of what is left when they begin: the runner's check first
+OFFICIAL_SHARE = {"cpu": 0.5, "gpu": 1.0}
 GRACE = 0.5  # a running program is ended this fraction of its verdict's share past the deadline (a kill costs a worker start)
 MIN_GRACE = 1.0
 RESERVE = 1.0  # seconds kept back at the end for the kernelguard screening and the report
@@ -52,9 +56,10 @@ class Budget:
     """Deadlines per verdict. ``order``: the verdicts in the order their tests run (their shares are
     computed from the verdicts still to come). ``seconds`` <= 0: no budget (every deadline is None)."""
 
-    def __init__(self, seconds: float, order: list, start: float | None = None, early_kills: bool = True):
+    def __init__(self, seconds: float, order: list, start: float | None = None, tier: str = "cpu"):
         self.seconds = float(seconds)
-        self.early_kills = early_kills  # False: a running program is ended only at the budget's end (a GPU)
+        self.official_share = OFFICIAL_SHARE["cpu" if tier == "cpu" else "gpu"]
+        self.early_kills = tier == "cpu"  # False: a running program is ended only at the budget's end (a GPU)
         self.start = time.perf_counter() if start is None else start
         self.order = list(order)
         self.begun: list = []
@@ -84,7 +89,8 @@ class Budget:
         self.begun.append(verdict)
         if verdict in ("loads", "official"):
             shared = self.deadlines.get("loads", self.deadlines.get("official"))  # one window for the two
-            deadline = shared if shared is not None else now + OFFICIAL_SHARE * max(0.0, self.left(now))
+            deadline = shared if shared is not None else min(self.end - RESERVE,
+                                                             now + self.official_share * max(0.0, self.left(now)))
         else:
             to_come = [v for v in self.order if v not in self.begun] + [verdict]
             weights = sum(WEIGHTS.get(v, 1.0) for v in to_come)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,6 +274,20 @@ def _official_expected(case: Case) -> torch.Tensor:
     return official_reference(exact_gemm_from_inputs(data))
 
 
+def execute_judged(ctx: "Context", program: Program, cases: list) -> tuple:
+    """Run ``program`` and, meanwhile on a thread of this process, the expected outputs of ``cases`` (the
+    runner's shapes: on the CPU tier each costs as much as the worker's build of the same inputs, 25 of them
+    in a leaderboard mode) -> (result, outputs, [expected per case], [] when the program did not end ok)."""
+    pool = ThreadPoolExecutor(1)
+    expecting = [pool.submit(_official_expected, case) for case in cases]
+    try:
+        result, outputs = ctx.execute(program)
+        wanted = [future.result() for future in expecting] if result.kind == "ok" else []
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a death or the budget: the rest is not needed
+    return result, outputs, wanted
+
+
 def explain_wrong_output(y: torch.Tensor, case: Case) -> tuple[list[str], str]:
     """(the attribution's lines, its failure class) for a failing output at ``case``: correctness and the
     runner's verdicts (official, the modes) say "which stage is wrong" alike (a seconds-long pass of the
@@ -285,21 +300,20 @@ def explain_wrong_output(y: torch.Tensor, case: Case) -> tuple[list[str], str]:
 def judge_official(ctx: Context, cases: list):
     """Runs the official program on ``cases`` -> (Outcome or None when every test passed, result, program)."""
     program = official_program(cases)
-    result, outputs = ctx.execute(program)
+    result, outputs, wanted = execute_judged(ctx, program, cases)
     if result.kind != "ok":
         return ctx.death("official", program, result, cases[0]), result, program
     limited = tier_limited_call(ctx, "official", program, outputs)
     if limited is not None:
         return limited, result, program
     doubted = None  # a test whose failure rests on the lane order: a later test may still fail for sure
-    for i, case in enumerate(cases):
+    for i, (case, expected) in enumerate(zip(cases, wanted)):
         record = outputs[f"y{i}"]
         problem = contract_problem(record, case)
         if problem:
             return ctx.outcome("official", "fail", f"test {i}: {problem}", program, case), result, program
-        official = official_verdict(result.tensor(record), _official_expected(case).clone())
+        official = official_verdict(result.tensor(record), expected.clone())
         if not official.passed:
-            expected = _official_expected(case)
             doubt = ctx.lane_doubt.failure(program, outputs, f"y{i}", case,
                                            lambda out: not official_verdict(out, expected.clone()).passed)
             if doubt:

@@ -543,7 +543,7 @@ def _start(config) -> SubmissionSession:
     # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
     started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]
-    budget = Budget(budget_seconds(config, tier), order, start=started, early_kills=tier == "cpu")
+    budget = Budget(budget_seconds(config, tier), order, start=started, tier=tier)
     session = SubmissionSession(path, runner, tier, budget)
     config.stash[_SESSION] = session
     return session

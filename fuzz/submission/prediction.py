@@ -28,13 +28,12 @@ budget leave it NOT RUN with the reason (never FAIL).
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 
 from fuzz.judge.verdicts import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, _official_expected, contract_problem,
-                                    explain_wrong_output, tier_limited_call)
+                                    execute_judged, explain_wrong_output, tier_limited_call)
 from fuzz.submission.program import Program
 
 TIMED_CALLS = 3  # the runner's minimum of timed calls per benchmark shape
@@ -174,15 +173,7 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
     """Run one mode's program and judge its checked calls in order, as the runner does: the first failure
     fails the mode."""
     verdict = MODE_VERDICTS[mode]
-    # The expected outputs are built here while the worker runs the program: on the CPU tier each costs as much
-    # as the worker's build of the same inputs (the reference quantizes B), 25 of them in a leaderboard mode.
-    pool = ThreadPoolExecutor(1)
-    expecting = [pool.submit(_official_expected, call.case) for call in checked]
-    try:
-        result, outputs = ctx.execute(program)
-        wanted = [future.result() for future in expecting] if result.kind == "ok" else []
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)  # a death or the budget: the rest is not needed
+    result, outputs, wanted = execute_judged(ctx, program, [call.case for call in checked])
     if result.kind != "ok":
         return ctx.death(verdict, program, result, checked[0].case)
     limited = tier_limited_call(ctx, verdict, program, outputs)
