@@ -64,8 +64,10 @@ def own_plugins_only(extra: list) -> bool:
     """Whether the check's pytest may skip the plugins the host's packages register: always, unless the
     user asked pytest for plugins of their own (-p), xdist's workers (-n: they build their own plugin set) or
     set the variable themselves."""
-    asked = any(a in ("-p", "-n", "--numprocesses") or a.startswith(("-p", "-n", "--numprocesses=", "--dist"))
-                for a in extra)
+    plugins = [value for flag, value in zip(extra, extra[1:]) if flag == "-p"]
+    plugins += [a[2:] for a in extra if a.startswith("-p") and len(a) > 2]
+    asked = any(not p.startswith("no:") for p in plugins) or any(  # -p no:X turns one off: nothing to load
+        a in ("-n", "--numprocesses") or a.startswith(("-n", "--numprocesses=", "--dist")) for a in extra)
     return not asked and AUTOLOAD_ENV not in os.environ
 
 

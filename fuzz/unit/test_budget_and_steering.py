@@ -197,3 +197,33 @@ def test_a_device_fault_ends_the_program_and_the_next_program_gets_a_fresh_worke
         assert again.kind == "ok" and runner.restarts == 1
     finally:
         runner.close()
+
+
+def test_the_check_loads_only_the_plugins_it_needs_unless_asked_for_more(monkeypatch):
+    """Autoloaded third-party pytest plugins cost 2 s of a check's start on the H200 host; a user who names
+    plugins (-p X), asks for xdist (-n) or set the variable keeps pytest's own loading."""
+    from fuzz.cli import AUTOLOAD_ENV, own_plugins_only
+
+    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
+    assert own_plugins_only([]) and own_plugins_only(["-k", "stale", "-p", "no:cacheprovider", "-pno:randomly"])
+    assert not own_plugins_only(["-p", "pytest_timeout"]) and not own_plugins_only(["-pxdist.plugin"])
+    assert not own_plugins_only(["-n", "2"]) and not own_plugins_only(["--numprocesses=2"])
+    monkeypatch.setenv(AUTOLOAD_ENV, "0")
+    assert not own_plugins_only([])
+
+
+def test_a_check_budget_counts_from_its_commands_start_and_only_for_that_process(monkeypatch):
+    """cli.run stamps "EPOCH:PID"; a process that inherited another's stamp (a worker, a nested run) ignores it."""
+    import os
+    import time
+
+    from fuzz.submission.plugin import command_started
+    from fuzz.submission.report_text import COMMAND_START_ENV, command_start_epoch
+
+    monkeypatch.setenv(COMMAND_START_ENV, f"{time.time() - 3.0!r}:{os.getpid()}")
+    assert command_start_epoch() == pytest.approx(time.time() - 3.0, abs=0.5)
+    assert time.perf_counter() - command_started() == pytest.approx(3.0, abs=0.5)
+    monkeypatch.setenv(COMMAND_START_ENV, f"{time.time()!r}:{os.getpid() + 1}")
+    assert command_start_epoch() is None and command_started() is None
+    monkeypatch.setenv(COMMAND_START_ENV, "garbage")
+    assert command_start_epoch() is None
