@@ -115,7 +115,10 @@ class Zygote:
         """Read the zygote's answers up to ``process``'s pid (0 for each when the zygote ended)."""
         with self.lock:
             while process._pid is None:
-                line = self.reader.readline()
+                try:
+                    line = self.reader.readline()
+                except OSError:  # reset: the zygote died with our request unread
+                    line = b""
                 first = self.unanswered.popleft()
                 first._pid = int(line) if line.strip() else 0
 

@@ -87,3 +87,29 @@ def test_a_forked_workers_death_by_signal_reaches_the_runner(tmp_path, monkeypat
 def test_the_zygote_is_off_when_asked(monkeypatch):
     monkeypatch.setenv(zygote.ENV, "0")
     assert not zygote.enabled()
+
+
+def test_a_zygote_that_ends_before_forking_leaves_a_plain_worker_not_a_death(tmp_path, monkeypatch):
+    """The fork is asked for without waiting (the prelaunch); a zygote that then ends without forking
+    answers pid 0, and the runner starts that worker as a plain process: the file loads, nothing died."""
+    from fuzz.submission.runner import OUTPUT_CAP, PACKAGE_ROOT, Worker
+
+    path = tmp_path / "observer.py"
+    path.write_text(OBSERVER)
+    env = {"MXFP4_FUZZ_TEST_OUT": str(tmp_path / "o.json")}
+    dying = zygote.Zygote(str(PACKAGE_ROOT), dict(os.environ, **env))
+    monkeypatch.setitem(zygote._ZYGOTE, "zygote", dying)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60, env=env)
+    try:
+        runner.standby = Worker(OUTPUT_CAP, env=env)  # asked of the zygote, still importing torch
+        runner.standby.send({"op": "load", "path": str(path), "aiter": "emulated", "device": runner.device,
+                             "task_fallback": str(tmp_path)})
+        assert isinstance(runner.standby.process, zygote.ZygoteProcess)
+        dying.process.kill()
+        dying.process.wait(30)
+        report = runner.load()
+        assert report.ok, report.describe_error()
+        assert not isinstance(runner.worker.process, zygote.ZygoteProcess)  # started plainly
+        assert zygote._ZYGOTE["zygote"] is None  # and so are the workers after it
+    finally:
+        runner.close()
