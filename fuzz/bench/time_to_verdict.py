@@ -133,14 +133,18 @@ COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", 
            "hypothesis", "inconclusive", "budget_cut")
 
 
+MODE_MARK = {"PASS": "P", "FAIL": "F", "NOT RUN": "-"}  # the predicted popcorn modes, test/benchmark/leaderboard
+
+
 def table(rows: list) -> list:
-    head = f"{'file':<58} {'s':>6} {'exit':>4} {'FAIL':>4} {'NRUN':>4} {'cut':>3} " + " ".join(
+    head = f"{'file':<58} {'s':>6} {'exit':>4} {'t/b/l':>5} {'FAIL':>4} {'NRUN':>4} {'cut':>3} " + " ".join(
         f"{c[:7]:>7}" for c in COLUMNS)
     lines = [head]
     for row in rows:
         statuses = row.get("statuses", {}).values()
         where = row.get("where", {})
-        lines.append(f"{row['file'][:58]:<58} {row['seconds']:>6.1f} {str(row['exit_code']):>4} "
+        modes = "/".join(MODE_MARK.get(row.get("prediction", {}).get(m), "?") for m in ("test", "benchmark", "leaderboard"))
+        lines.append(f"{row['file'][:58]:<58} {row['seconds']:>6.1f} {str(row['exit_code']):>4} {modes:>5} "
                      f"{sum(s == 'FAIL' for s in statuses):>4} {sum(s == 'NOT RUN' for s in statuses):>4} "
                      f"{len(row.get('cut_short', [])):>3} " + " ".join(f"{where.get(c, 0.0):>7.1f}" for c in COLUMNS)
                      + (f"  {row['error']}" if "error" in row else ""))
