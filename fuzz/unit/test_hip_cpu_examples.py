@@ -250,3 +250,22 @@ def test_hiprtc_compiles_with_the_options_defines_and_amdgpu_attributes(example,
     args = (ctypes.c_void_p * 2)(*[ctypes.addressof(p) for p in pointers])  # kernelParams: each argument's address
     assert hip.hipModuleLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0, None, args, None) == 0
     assert list(y) == [factor * i for i in range(64)]
+
+
+def test_a_programs_kernel_declarations_are_preprocessed_once_per_source_and_defines(monkeypatch, tmp_path):
+    """A file that compiles its HIPRTC program in every fresh module (each forked program) pays the
+    preprocessor once: the declarations come back from the model's cache, the same, per set of defines."""
+    from reference.emulation.hip_cpu import hiprtc
+
+    monkeypatch.setattr(build, "CACHE", tmp_path)
+    source = OPTIONED_PROGRAM.decode()
+    first = hiprtc.kernel_declarations(source, ["WAVES=1"])
+    other = hiprtc.kernel_declarations(source, ["WAVES=4"])
+    assert [name for name, _ in first] == [name for name, _ in other] == ["scale_by"]
+
+    def no_preprocessor(*args, **kwargs):
+        raise AssertionError("clang -E ran again for a source and defines it had seen")
+
+    monkeypatch.setattr(hiprtc.subprocess, "run", no_preprocessor)
+    assert hiprtc.kernel_declarations(source, ["WAVES=1"]) == first
+    assert hiprtc.kernel_declarations(source, ["WAVES=4"]) == other

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -62,11 +63,31 @@ def kernel_declarations(source: str, defines=()) -> list:
     (the headers' macros would rewrite __global__ itself). The raw text where the preprocessor fails."""
     clang = build.find_clang()
     if clang and "#" in source:
-        done = subprocess.run([clang, "-E", "-P", "-x", "c++", *[f"-D{d}" for d in defines], "-"],
-                              input=INCLUDE_LINE.sub("", source), capture_output=True, text=True, timeout=60)
-        if done.returncode == 0:
-            source = done.stdout
+        source = _preprocessed(clang, INCLUDE_LINE.sub("", source), tuple(defines))
     return KERNEL.findall(source)
+
+
+def _preprocessed(clang: str, source: str, defines: tuple) -> str:
+    """``clang -E`` of the source, cached on disk beside the model's libraries: a file that compiles its
+    program in every fresh module (each forked program) would otherwise run the preprocessor each time."""
+    key = hashlib.sha256("\0".join([clang, source, *defines]).encode()).hexdigest()[:16]
+    cached = build.CACHE / f"{key}.declarations.cpp"
+    try:
+        return cached.read_text()
+    except OSError:
+        pass
+    done = subprocess.run([clang, "-E", "-P", "-x", "c++", *[f"-D{d}" for d in defines], "-"],
+                          input=source, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        return source  # the raw text: the kernels' pattern still finds what the preprocessor did not hide
+    try:
+        build.CACHE.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f".{key}.{os.getpid()}.part")
+        partial.write_text(done.stdout)
+        os.replace(partial, cached)  # a reader sees the whole text or none
+    except OSError:
+        pass
+    return done.stdout
 
 
 def launchers(source: str, defines=()) -> str:
