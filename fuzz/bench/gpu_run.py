@@ -18,6 +18,9 @@ Parts (each guarded: one that raises is recorded with its error and the rest sti
   submission  ``mxfp4-fuzz check fuzz/examples/correct_reference_style.py`` (gpu profile): verdicts and
               examples/min through the worker subprocess.
   bench       the benchmark harness on the six benchmark shapes for each path, and the copy bandwidth.
+  verdicts    ``python -m fuzz.bench.time_to_verdict`` on the real files present in .real_files/ (issue 37's
+              targets): each alone, then 8 at once (``--verdicts-cycle`` checks); slowest, median, files a
+              minute, and both JSON files beside gpu_run.json.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ import torch
 from fuzz.bench import harness
 from kernels import configs, platform
 
-PARTS = ("profile", "fuzz", "compile", "nan", "submission", "bench")
+PARTS = ("profile", "fuzz", "compile", "nan", "submission", "bench", "verdicts")
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 KEEP = 5  # failure cards and errors kept per subject (all are counted)
 EXAMPLE_SUBMISSION = "fuzz/examples/correct_reference_style.py"
@@ -350,6 +353,32 @@ def run_bench(args, out_dir: Path) -> dict:
     return {"environment": environment, "skipped_paths": skipped, "records": records}
 
 
+# --- part: verdicts ---------------------------------------------------------------------------------
+
+def run_verdicts(out_dir: Path, cycle: int, timeout: float) -> dict:
+    """Time to a full verdict table per real file, alone and 8 at once (time_to_verdict's own JSON files)."""
+    result = {}
+    for name, extra in (("alone", []), ("eight_at_once", ["--jobs", "8", "--cycle", str(cycle)])):
+        target = out_dir / f"time_to_verdict_{name}.json"
+        command = [sys.executable, "-m", "fuzz.bench.time_to_verdict", "--json", str(target), *extra]
+        with open(out_dir / f"time_to_verdict_{name}.log", "w") as log:
+            try:
+                subprocess.run(command, cwd=PACKAGE_ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                result[name] = {"error": f"stopped after {timeout:g} s"}
+                continue
+        if not target.exists():
+            result[name] = {"error": f"no results (see time_to_verdict_{name}.log)"}
+            continue
+        data = json.loads(target.read_text())
+        seconds = sorted(row["seconds"] for row in data["rows"])
+        result[name] = {"files": len(seconds), "slowest": seconds[-1] if seconds else None,
+                        "median": seconds[len(seconds) // 2] if seconds else None,
+                        "files_per_minute": data["files_per_minute"]}
+        print(f"verdicts {name}: {result[name]}", flush=True)
+    return result
+
+
 # --- driver -----------------------------------------------------------------------------------------
 
 def _guarded(what: str, fn, *args, **kwargs):
@@ -376,6 +405,7 @@ def main(argv=None) -> int:
     parser.add_argument("--paths", help="benchmark: comma-separated path names (default: every path available)")
     parser.add_argument("--aiter", default="auto", choices=("auto", "real", "emulated"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--verdicts-cycle", type=int, default=40, help="checks of the 8-at-once timing")
     parser.add_argument("--smoke", action="store_true", help="tiny budgets: a dry run on any machine")
     args = parser.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
@@ -415,6 +445,7 @@ def main(argv=None) -> int:
         "nan": lambda: _nan_table(),
         "submission": lambda: run_submission(out_dir, args.profile_timeout, "smoke" if args.smoke else args.submission_profile),
         "bench": lambda: run_bench(args, out_dir),
+        "verdicts": lambda: run_verdicts(out_dir, 8 if args.smoke else args.verdicts_cycle, args.profile_timeout),
     }
     for part in parts:
         start = time.perf_counter()
