@@ -330,10 +330,10 @@ class SubmissionSession:
         return {"worker_start": round(self.runner.start_seconds, 3), "tests": tests}
 
     def phases(self) -> dict:
-        """Epoch seconds of the command's start (cli.py, None when pytest was run directly), of the budget's
-        start, of pytest's configure, of the collection's end, of the runner's creation, of this session's
-        start and of the report: with the command's end, the benchmark splits a
-        check's wall time into the interpreter's start, pytest's start, the session and the exit."""
+        """Epoch seconds of the command's start (cli.py; None when pytest was run directly), the budget's
+        start, pytest's configure, the collection's end, the runner's creation, this session's start and
+        the report. With the command's end, the benchmark splits a check's wall time into the
+        interpreter's start, pytest's start, the session and the exit."""
         from fuzz.submission.report_text import command_start_epoch
 
         now_epoch, now = time.time(), time.perf_counter()
