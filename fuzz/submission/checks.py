@@ -216,7 +216,8 @@ def contract_issue(record: dict, case: Case) -> tuple[str, str] | None:
     """(CONTRACT_CLASSES kind, what is wrong) for a call's return value, or None when it keeps the contract."""
     if "exception" in record:
         e = record["exception"]
-        return "raises", f"raised {e['type']}: {e['message']}" + where_note(e)
+        located = f" [device fault {e['located']}]" if e.get("located") else ""  # runner._locate_fault
+        return "raises", f"raised {e['type']}: {e['message']}" + where_note(e) + located
     if "inspect_error" in record:
         e = record["inspect_error"]
         return "unreadable", f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"

@@ -36,6 +36,9 @@ TAIL_LINES = 20
 START_TIMEOUT = 300.0  # importing torch, triton and aiter; real aiter may JIT-build on import
 AFTER_HANG_FLOOR = 10.0  # once something hung, later runs get max(this, 3 x the slowest good run)
 KILL_GRACE = 5.0
+# Launches made synchronous, so that a kernel's fault raises at its own launch (CUDA; HIP; ROCm's runtime)
+LOCATE_ENV = {"CUDA_LAUNCH_BLOCKING": "1", "HIP_LAUNCH_BLOCKING": "1", "AMD_SERIALIZE_KERNEL": "3"}
+LOCATE_CAP = 2  # faults located per check
 SEEN_CAP = 512  # programs whose results are kept while a budget is on (records and capped output: small)
 SLOW_FACTOR = 10.0  # where Triton interprets, the default hard cap is this many timeouts
 REPORT_EVERY = 1.0  # seconds between the worker's progress reports while it progresses (less for short timeouts)
@@ -394,6 +397,10 @@ class SubmissionRunner:
         # module executed afresh; build: inputs; call: the file's code; interpreted: inside Triton's interpreter)
         self.profile: dict = {}
         self.start_seconds = 0.0  # waiting for workers to import and load the file (first and restarts)
+        # a device fault's program runs again with synchronous launches to find the kernel (_locate_fault):
+        # on a GPU, where faults are asynchronous (the CPU tier stands in for CUDA synchronously)
+        self.locate_faults = self.device != "cpu"
+        self.located = 0
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -480,6 +487,42 @@ class SubmissionRunner:
             return self.hard_cap
         return max(0.0, min(self.hard_cap, self.deadline - time.perf_counter()))
 
+    def _locate_fault(self, steps: list, result: RunResult, timeout: float) -> None:
+        """Where a device fault happened. A kernel's fault surfaces at the next call that waits for the GPU,
+        often in our code or in another kernel's launch, so its raise site names nobody. The program runs
+        once more on a fresh worker whose launches are synchronous (``LOCATE_ENV``): the fault then raises
+        at the launch that faulted, and that exception replaces the first one on the faulting call's record
+        (the first kept as ``surfaced``), so provenance names the kernel's owner: the file's launch is its
+        FAIL, a launch inside a stand-in of ours (an emulated aiter kernel reading out of bounds) is NOT RUN,
+        ours to fix. At most ``LOCATE_CAP`` faults per check are located (each costs a worker start and the
+        program again, outside the time budget); a fault that does not recur stays where it surfaced, and
+        the record says so."""
+        fault = next(r for r in result.records if r.get("exception", {}).get("device_fault"))
+        if not self.locate_faults or self.located >= LOCATE_CAP:
+            return
+        self.located += 1
+        locator = SubmissionRunner(self.path, aiter=self.aiter_mode, device=self.device, timeout=self.timeout,
+                                   output_cap=self.output_cap, hard_cap=self.hard_cap,
+                                   env={**(self.env or {}), **LOCATE_ENV})
+        locator.locate_faults = False  # it locates nothing itself
+        try:
+            again = locator.run(steps, timeout) if locator.load().ok else None
+        except (RuntimeError, BudgetExhausted):  # it did not load, or broke: where it faulted stays unknown
+            again = None
+        finally:
+            locator.close()
+        recurred = [r for r in (again.records if again is not None and again.kind == "ok" else [])
+                    if r.get("exception", {}).get("device_fault")]
+        first = fault["exception"]
+        if recurred and recurred[0].get("out") == fault.get("out"):
+            surfaced = {key: first.get(key) for key in ("type", "message", "where", "frames")}
+            fault["exception"] = {**recurred[0]["exception"], "surfaced": surfaced,
+                                  "located": "raised again where it faulted, with launches made synchronous "
+                                             "(CUDA_LAUNCH_BLOCKING=1)"}
+        else:
+            first["located"] = ("not located: with launches made synchronous the program "
+                                + ("did not fault at the same call" if again is not None else "could not run"))
+
     def _budget_gate(self, key: str) -> RunResult | None:
         """A result already seen for this program once the deadline is near, else None to run it; raises
         BudgetExhausted when it would not end in time."""
@@ -554,6 +597,7 @@ class SubmissionRunner:
             raise RuntimeError(f"the submission no longer loads: {reload_error['type']}: {reload_error['message']}")
         if any(r.get("exception", {}).get("device_fault") for r in result.records):
             self._replace_dead_worker()  # the GPU context is unusable after a fault
+            self._locate_fault(steps, result, timeout)
         else:
             self.slowest_good_run = max(self.slowest_good_run, result.seconds)
         if self.deadline is not None:

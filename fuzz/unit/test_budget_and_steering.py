@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from fuzz.search.strategies import Case
 from fuzz.submission.budget import GRACE, OFFICIAL_SHARE, RESERVE, Budget
@@ -227,3 +228,103 @@ def test_a_check_budget_counts_from_its_commands_start_and_only_for_that_process
     assert command_start_epoch() is None and command_started() is None
     monkeypatch.setenv(COMMAND_START_ENV, "garbage")
     assert command_start_epoch() is None
+
+
+# A kernel's fault surfaces where the GPU is next waited for; the file stands in for both sites here: with
+# launches synchronous (the locating run's environment) it raises at its "launch", else later, at a sync.
+FAULTS_LATE = """import os
+
+import torch
+from task import input_t, output_t
+
+
+def launch():
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")  # the faulting launch
+
+
+def custom_kernel(data: input_t) -> output_t:
+    if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":
+        if os.environ.get("MXFP4_FUZZ_TEST_NO_RECUR"):  # a race: it does not fault again
+            return torch.zeros(data[0].shape[0], data[1].shape[0], dtype=torch.bfloat16, device=data[0].device)
+        launch()
+    raise RuntimeError("CUDA error: an illegal memory access was encountered (at a later sync)")  # surfaced
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recurs", [True, False])
+def test_a_device_fault_is_located_at_its_launch_by_running_the_program_again_synchronously(tmp_path, recurs):
+    from fuzz.submission.program import Program
+    from fuzz.submission.runner import SubmissionRunner
+
+    path = tmp_path / "faults_late.py"
+    path.write_text(FAULTS_LATE)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60,
+                              env={} if recurs else {"MXFP4_FUZZ_TEST_NO_RECUR": "1"})
+    runner.locate_faults = True  # the CPU tier has no asynchronous faults: forced, to run the mechanism here
+    try:
+        result = runner.run(Program.single_call(Case(1, 64, 64)).steps)
+        error = result.calls()[0]["exception"]
+        assert error["device_fault"] and runner.located == 1
+        lines = FAULTS_LATE.splitlines()
+        if recurs:
+            assert lines[error["where"]["line"] - 1].strip().endswith("# the faulting launch")
+            assert lines[error["surfaced"]["where"]["line"] - 1].strip().endswith("# surfaced")
+            assert "synchronous" in error["located"]
+        else:
+            assert lines[error["where"]["line"] - 1].strip().endswith("# surfaced")
+            assert error["located"].startswith("not located") and "surfaced" not in error
+    finally:
+        runner.close()
+
+
+def test_faults_are_located_on_a_gpu_only_and_a_few_per_check(tmp_path):
+    from fuzz.submission.runner import LOCATE_CAP, SubmissionRunner
+
+    path = tmp_path / "f.py"
+    path.write_text("def custom_kernel(data):\n    return None\n")
+    assert not SubmissionRunner(path, aiter="emulated", device="cpu").locate_faults
+    assert SubmissionRunner(path, aiter="emulated", device="cuda").locate_faults and 1 <= LOCATE_CAP <= 3
+
+
+# A Triton kernel that stores far outside any allocation: an illegal address, reported at the next wait.
+FAULTS_ON_A_GPU = """import torch
+import triton
+import triton.language as tl
+from task import input_t, output_t
+
+
+@triton.jit
+def far_store(out_ptr):
+    tl.store(out_ptr + (1 << 40), 1.0)
+
+
+def custom_kernel(data: input_t) -> output_t:
+    A, B = data[0], data[1]
+    out = torch.zeros(A.shape[0], B.shape[0], dtype=torch.bfloat16, device=A.device)
+    far_store[(1,)](out)  # the faulting launch
+    return (A.float() @ B.float().T).to(torch.bfloat16)  # its fault surfaces at a later wait
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA or ROCm device: a real asynchronous fault")
+def test_a_real_gpu_fault_is_located_at_the_files_launch(tmp_path):
+    from fuzz.submission.program import Program
+    from fuzz.submission.provenance import tier_limit
+    from fuzz.submission.runner import SubmissionRunner
+
+    path = tmp_path / "faults_on_a_gpu.py"
+    path.write_text(FAULTS_ON_A_GPU)
+    runner = SubmissionRunner(path, aiter="emulated", timeout=120)
+    try:
+        result = runner.run(Program.single_call(Case(4, 64, 64)).steps)
+        faulted = [c for c in result.calls() if (c.get("exception") or {}).get("device_fault")]
+        assert faulted, result.calls()
+        error = faulted[0]["exception"]
+        assert "located" in error and runner.located == 1, error
+        assert error["where"] and FAULTS_ON_A_GPU.splitlines()[error["where"]["line"] - 1].strip().endswith(
+            "# the faulting launch"), error
+        assert tier_limit(error) is None  # the file's own kernel: its FAIL, not ours
+    finally:
+        runner.close()
