@@ -247,3 +247,14 @@ def test_get_splitk_is_aiters(real, aiter_source):
                 args = (k_bytes, block_k, splits)
                 assert kernel_module.get_splitk(*args) == real[A16WFP4].get_splitk(*args), args
                 assert wrapper.get_splitk(*args) == theirs_wrapper(*args), args
+
+
+def test_the_emulations_list_of_real_module_names_is_the_checkouts(aiter_source):
+    """The [module_names] the emulation's surface list holds are what aiter's source at the checkout binds at
+    the top of each module the emulation has (reference/emulation/aiter_surface.py writes them)."""
+    from reference.emulation import aiter_surface
+
+    committed = aiter_surface.EMULATION / "aiter" / "surface_f3be04a12a0c.txt"
+    text = committed.read_text(encoding="utf-8").split(f"\n{aiter_surface.SECTION}\n", 1)[1]
+    listed = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert listed == aiter_surface.section_lines(aiter_source)

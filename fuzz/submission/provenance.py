@@ -21,6 +21,7 @@ import os
 import re
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 DEVICE_FAULT_WORDS = (
     "illegal memory access", "device-side assert", "misaligned address", "unspecified launch failure",
@@ -323,6 +324,33 @@ def _runner_only_module(message: str) -> str | None:
             if package else None)
 
 
+def _unemulated_aiter_name(message: str) -> str | None:
+    """The reason for ``cannot import name 'N' from 'aiter.M' (<the emulation's file>)`` when real aiter's
+    module M has N at the runner's commit (the emulation's surface list), or None: a name aiter never had
+    fails on the runner too."""
+    found = re.match(r"cannot import name '([^']+)' from '(aiter(?:\.[\w.]+)?)' \(([^)]*)\)", message)
+    if not found or "/reference/emulation/aiter_emu/" not in found.group(3).replace("\\", "/"):
+        return None
+    surface = _aiter_surface()
+    if not surface.real_name(found.group(2), found.group(1)):
+        return None
+    return (f"not runnable on this tier: uses {found.group(2)}.{found.group(1)} (in aiter {surface.COMMIT}), "
+            "which the emulation does not have (docs/aiter_emulation.md lists what it has)")
+
+
+@functools.lru_cache(maxsize=1)
+def _aiter_surface():
+    """The emulation's list of real aiter names (aiter_emu/aiter/_not_emulated.py), loaded from its file
+    alone: importing the emulated ``aiter`` package here would bring its kernels into the judge's process."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "reference" / "emulation" / "aiter_emu" / "aiter" / "_not_emulated.py"
+    spec = importlib.util.spec_from_file_location("mxfp4_fuzz_aiter_surface", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _our_kernel_rejected(message: str) -> str | None:
     """Where compiled Triton's frontend rejects a kernel of ours (a stand-in's, e.g. the emulated aiter's,
     named by the path the message opens with), the rejection is our bug to fix, not the file's: None for
@@ -349,6 +377,8 @@ def _limit_of(exc: dict) -> str | None:
         reason = _runner_only_module(exc.get("message", ""))
     if reason is None and "FrontendRejects" in names:
         reason = _our_kernel_rejected(exc.get("message", ""))
+    if reason is None and "ImportError" in names:
+        reason = _unemulated_aiter_name(exc.get("message", ""))
     by = raised_by(exc) if reason is None else None
     if by is not None and by.stand_in and "NotImplementedError" in names:
         reason = f"not runnable on this tier: {by.stand_in} does not implement it"

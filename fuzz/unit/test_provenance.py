@@ -342,3 +342,18 @@ def test_a_build_failure_no_rocm_raises_as_the_runner_s_torch_would_is_the_file_
     assert tier_limit(failed) is None
     own_bug = error(exc("KeyError", "'x'", frame("stand_in", f"{EMU}/no_rocm.py", "load_inline", "x = d['x']"), OWN))
     assert "no_rocm" in tier_limit(own_bug)
+
+
+def test_an_aiter_name_the_emulation_lacks_is_not_run_and_a_name_aiter_never_had_is_the_files():
+    """``from aiter.M import N`` fails as a plain ImportError however the module's __getattr__ raises: where
+    real aiter's M binds N at the runner's commit (the surface list), it is the emulation's gap."""
+    emulated = f"{EMU}/aiter_emu/aiter/ops/gemm_op_a4w4.py"
+    real = exc("ImportError", f"cannot import name 'get_GEMM_config' from 'aiter.ops.gemm_op_a4w4' ({emulated})",
+               mro=["ImportError", "Exception", "BaseException"])
+    assert "aiter.ops.gemm_op_a4w4.get_GEMM_config (in aiter f3be04a12a0c)" in tier_limit(error(real))
+    never = exc("ImportError", f"cannot import name 'gemm_a4w4_turbo' from 'aiter.ops.gemm_op_a4w4' ({emulated})",
+                mro=["ImportError", "Exception", "BaseException"])
+    assert tier_limit(error(never)) is None
+    elsewhere = exc("ImportError", "cannot import name 'get_GEMM_config' from 'aiter.ops.gemm_op_a4w4' "
+                    "(/opt/rocm/aiter/ops/gemm_op_a4w4.py)", mro=["ImportError", "Exception", "BaseException"])
+    assert tier_limit(error(elsewhere)) is None  # real aiter lacking it: the file's, as on the runner

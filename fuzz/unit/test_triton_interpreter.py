@@ -321,6 +321,24 @@ def test_not_on_a_non_boolean_tensor_is_rejected_naming_the_line():
         _not_on_int32[(1,)](torch.zeros(4, dtype=torch.int32))
 
 
+@triton.jit
+def _asserts_at_compile_time(x_ptr, EVEN: tl.constexpr):
+    tl.static_assert(EVEN, "this kernel compiles only when EVEN")
+    i = tl.arange(0, 4)
+    tl.store(x_ptr + i, tl.load(x_ptr + i) + 1)
+
+
+def test_a_failed_static_assert_is_the_compiled_frontends_rejection_not_the_interpreters_failure():
+    """compiled Triton refuses the launch at compile time (CompileTimeAssertionFailure, a kind of
+    CompilationError): a FrontendRejects naming the kernel, not the interpreter's AssertionError, which read
+    as our stand-in failing (NOT RUN) where the runner's compile fails (the file's, or aiter's own)."""
+    x = torch.zeros(4)
+    _asserts_at_compile_time[(1,)](x, EVEN=True)
+    assert x.tolist() == [1.0] * 4
+    with pytest.raises(triton_interpreter.FrontendRejects, match=r"(?s)_asserts_at_compile_time.*only when EVEN"):
+        _asserts_at_compile_time[(1,)](x, EVEN=False)
+
+
 PLAIN_GLOBAL = 4  # not a tl.constexpr: compiled Triton refuses to read it inside @jit
 
 

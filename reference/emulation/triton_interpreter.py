@@ -911,7 +911,8 @@ def check_compiled_frontend(fn, args, kwargs):
             src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
                         context)
         except Exception as error:
-            if type(error).__name__ == "CompilationError":
+            # CompilationError and its kinds (a failed tl.static_assert is CompileTimeAssertionFailure)
+            if any(kind.__name__ == "CompilationError" for kind in type(error).__mro__):
                 _frontend["cache"][key] = str(error)
         finally:
             for ns, name, value in reversed(swapped):

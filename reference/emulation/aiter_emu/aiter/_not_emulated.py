@@ -7,8 +7,9 @@ ImportError) or ``AiterAttributeNotEmulated`` (an AttributeError) naming the mod
 suite reports that as NOT RUN ("uses an aiter API the emulation does not have"), never FAIL. Names real
 aiter never had keep Python's own errors: those would fail on the runner too.
 
-The list of real names (``surface_f3be04a12a0c.txt``) holds module paths and the names aiter's
-``__init__`` exports, extracted from aiter's source tree; no aiter code.
+The list of real names (``surface_f3be04a12a0c.txt``) holds module paths, the names aiter's
+``__init__`` exports and the top-level names of each module the emulation has, extracted from aiter's
+source tree (``reference/emulation/aiter_surface.py``); no aiter code.
 """
 from __future__ import annotations
 
@@ -20,23 +21,34 @@ _SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_f3b
 COMMIT = "f3be04a12a0c"  # = _emulation.MODELLED_COMMIT
 
 
-def _load_surface() -> tuple:
-    modules, names, section = set(), set(), None
-    with open(_SURFACE, encoding="utf-8") as f:
+def _load_surface(path: str = _SURFACE) -> tuple:
+    """(modules, names of ``aiter``, {module: its top-level names} for the modules the emulation has)."""
+    modules, names, module_names, section = set(), set(), {}, None
+    with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            if line in ("[modules]", "[names]"):
+            if line in ("[modules]", "[names]", "[module_names]"):
                 section = line
             elif section == "[modules]":
                 modules.add(line)
             elif section == "[names]":
                 names.add(line)
-    return frozenset(modules), frozenset(names)
+            elif section == "[module_names]":
+                module, _, name = line.partition(":")
+                module_names.setdefault(module, set()).add(name)
+    return frozenset(modules), frozenset(names), {m: frozenset(n) for m, n in module_names.items()}
 
 
-REAL_MODULES, REAL_NAMES = _load_surface()
+REAL_MODULES, REAL_NAMES, REAL_MODULE_NAMES = _load_surface()
+
+
+def real_name(module: str, name: str) -> bool:
+    """Whether real aiter's ``module`` (one the emulation has) binds ``name``: ``from module import name``
+    failing against the emulation is then the emulation's gap (Python reports it as a plain ImportError,
+    "cannot import name", whatever a module ``__getattr__`` raised)."""
+    return name in REAL_MODULE_NAMES.get(module, ()) or (module == "aiter" and name in REAL_NAMES)
 
 
 class AiterNotEmulated(ImportError):
