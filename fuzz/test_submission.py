@@ -76,6 +76,24 @@ def test_mode_leaderboard(submission):
     submission.check(prediction.check_mode_leaderboard)
 
 
+def test_builds_gfx950(submission, request):
+    """Right after the runner's modes (whether the runner's compile succeeds decides which path the runner
+    runs: the fuzzed verdicts of a file that fell back here stand or not on it, so the time budget must not
+    cut it). The HIP/CUDA sources the file builds at runtime (load_inline, load, hipcc), recorded where there is
+    no ROCm, built for gfx950: compile errors at the file's own lines, each kernel's registers, spills,
+    scratch and occupancy, and which path served the calls here. A spill is reported, not failed, unless
+    --strict-resources. Skips when the file builds no HIP or no compiler is here (the reason says which)."""
+    strict = request.config.getoption("--strict-resources")
+    try:
+        outcome, why, report = hip_builds.check_builds_gfx950(submission.context(), strict=strict)
+    except BudgetExhausted as cut:
+        submission.settle(checks.Outcome("builds_gfx950", "not_run", f"the time budget ran out: {cut.why}"))
+    submission.hip_builds = report
+    if outcome is None:
+        pytest.skip(why)
+    submission.settle(outcome)
+
+
 @given(calls=st.lists(REPEATED_CALLS, min_size=2, max_size=2))
 def test_contract(submission, calls):
     submission.check(checks.check_contract, calls)
@@ -155,23 +173,6 @@ def test_uninitialised(submission, case):
     """Memory the file allocates with torch.empty* (at import and in the call) poisoned with 0xFF, then
     with 0x00: the output must not change."""
     submission.check(checks.check_uninitialised, case)
-
-
-def test_builds_gfx950(submission, request):
-    """The HIP/CUDA sources the file builds at runtime (load_inline, load, hipcc), recorded where there is
-    no ROCm, built for gfx950: compile errors at the file's own lines, each kernel's registers, spills,
-    scratch and occupancy, and which path served the calls here. A spill is reported, not failed, unless
-    --strict-resources. Skips when the file builds no HIP or no compiler is here (the reason says which)."""
-    strict = request.config.getoption("--strict-resources")
-    try:
-        outcome, why, report = hip_builds.check_builds_gfx950(submission.context(), strict=strict)
-    except BudgetExhausted as cut:
-        submission.settle(checks.Outcome("builds_gfx950", "not_run", f"the time budget ran out: {cut.why}"))
-    submission.hip_builds = report
-    if outcome is None:
-        pytest.skip(why)
-    submission.settle(outcome)
-
 
 
 def test_kernelguard(submission, request):

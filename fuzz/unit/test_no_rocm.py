@@ -3,6 +3,7 @@ a machine without ROCm, and the attempt is remembered. Run in a fresh interprete
 from __future__ import annotations
 
 from fuzz.testing.fresh_process import run_fresh
+from reference.emulation import no_rocm
 
 
 def run_script(body: str):
@@ -47,3 +48,31 @@ def test_hipcc_through_subprocess_is_a_missing_executable_and_is_recorded(tmp_pa
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["missing hipcc", "missing hipcc", "missing clang++", "3 True", "ok"]
+
+
+def test_a_build_killed_midway_leaves_no_lock_that_hangs_the_next_one(tmp_path):
+    """torch guards an extension build with a plain ``lock`` file; a worker killed mid-build (a hang, the time
+    budget) leaves it, and torch's next build of the same extension waits on it forever. Builds go through
+    an flock the OS drops with its holder, and its holder removes such a lock first."""
+    import multiprocessing
+    import time
+
+    directory = tmp_path / "ext"
+    directory.mkdir()
+    (directory / "lock").write_text("")  # the killed builder's
+    assert no_rocm._built_alone("ext", {"build_directory": str(directory)},
+                                lambda: not (directory / "lock").exists()) is True
+
+    # a live builder holds the flock: the next one waits for it, then builds
+    started = multiprocessing.get_context("fork").Event()
+
+    def builder():
+        no_rocm._built_alone("ext", {"build_directory": str(directory)}, lambda: (started.set(), time.sleep(1.0)))
+
+    other = multiprocessing.get_context("fork").Process(target=builder)
+    other.start()
+    assert started.wait(30)
+    began = time.perf_counter()
+    no_rocm._built_alone("ext", {"build_directory": str(directory)}, lambda: None)
+    assert time.perf_counter() - began > 0.5
+    other.join(30)

@@ -285,6 +285,26 @@ class HipModelRefused(RocmUnavailable):
     is here: the file's own fallback runs; the verdicts that need its HIP are NOT RUN."""
 
 
+def _built_alone(name: str, options: dict, build):
+    """``build()`` of torch's extension ``name`` holding an flock on its build directory. Torch guards a
+    build with a plain ``lock`` file, which a worker killed mid-build (a hang, the time budget) leaves
+    behind, and every later build of the same extension then waits on it forever: a hang read as the
+    file's. The OS drops the flock with its holder, so whoever holds it knows a ``lock`` file there is
+    stale and removes it first (every build under mxfp4-fuzz's extension folder comes through here)."""
+    import fcntl
+
+    from torch.utils import cpp_extension
+
+    directory = options.get("build_directory") or cpp_extension._get_build_directory(name, verbose=False)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".mxfp4-fuzz-build.lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when this process ends, however it ends
+        stale = os.path.join(directory, "lock")
+        if os.path.exists(stale):
+            os.remove(stale)
+        return build()
+
+
 def _ticking(work):
     """``work()`` while a thread counts a progress tick a second (a CPU build of torch's headers takes
     about half a minute, which the worker would otherwise take for a hang)."""
@@ -358,7 +378,8 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     previous = os.environ.get("CXX")
     os.environ["CXX"] = clang  # torch's CPU build compiles with $CXX
     try:
-        module = _ticking(lambda: stock_inline(f"{name}_hipcpu", sources, **options))
+        module = _ticking(lambda: _built_alone(f"{name}_hipcpu", options,
+                                               lambda: stock_inline(f"{name}_hipcpu", sources, **options)))
     except ImportError as error:  # built and linked, but no Python module in it (no PYBIND11_MODULE, no functions=):
         # torch's import fails the same way on the runner, so this is the file's failure, not the model's
         raise FileImportFailed(str(error).replace(f"{name}_hipcpu", name)) from None
@@ -459,7 +480,7 @@ def install(cuda_builds: bool = False) -> bool:
             if attempt is not None:
                 attempt.not_run = message
             raise RocmUnavailable(message)
-        return stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs)  # forwards
+        return _built_alone(name, kwargs, lambda: stock_inline(name, cpp_sources, cuda_sources, *args, **kwargs))
 
     def load(name, sources, *args, **kwargs):
         files = _as_list(sources)
@@ -480,7 +501,7 @@ def install(cuda_builds: bool = False) -> bool:
             if gpu or what:
                 _state["attempts"][-1].not_run = message
             raise RocmUnavailable(message)
-        return stock_load(name, sources, *args, **kwargs)  # forwards
+        return _built_alone(name, kwargs, lambda: stock_load(name, sources, *args, **kwargs))  # forwards
 
     undo += [(cpp_extension, "load_inline", stock_inline), (cpp_extension, "load", stock_load)]
     cpp_extension.load_inline, cpp_extension.load = load_inline, load
