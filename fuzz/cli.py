@@ -30,9 +30,8 @@ from fuzz.submission.report_text import COMMAND_START_ENV, DEFAULT_FAIL_ON, FAIL
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 TEST_FILE = PACKAGE_ROOT / "fuzz" / "test_submission.py"
 AUTOLOAD_ENV = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
-# the check's tests are Hypothesis tests; pyproject's addopts name pytest-benchmark's option; xdist's plugin
-# registers the xdist_group mark they carry (else a warning in every report); the rest is ours
-NEEDED_PLUGINS = ("_hypothesis_pytestplugin", "pytest_benchmark.plugin", "xdist.plugin")
+# the check's tests are Hypothesis tests; pyproject's addopts name pytest-benchmark's option; the rest is ours
+NEEDED_PLUGINS = ("_hypothesis_pytestplugin", "pytest_benchmark.plugin")
 
 
 def aiter_mode(text: str) -> str:

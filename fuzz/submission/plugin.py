@@ -479,6 +479,8 @@ _STAMPS: dict = {}  # epoch seconds of this process's steps before the session: 
 
 def pytest_configure(config):
     _STAMPS.setdefault("configure", time.time())
+    # xdist's mark, known here also when the check runs without xdist's plugin (cli.py loads only what it needs)
+    config.addinivalue_line("markers", "xdist_group(name): run the tests of one group on one xdist worker")
     if config.getoption("--submission", default=None):
         from fuzz.host.parallel import is_xdist_controller
 
