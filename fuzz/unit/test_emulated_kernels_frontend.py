@@ -97,5 +97,10 @@ def test_every_emulated_kernel_passes_the_gfx950_frontend_over_its_configs(monke
             triton_interpreter.check_compiled_frontend(fn, args, kwargs)
         except triton_interpreter.FrontendRejects as error:
             rejected.setdefault(label, str(error).splitlines()[0])
-    assert list(rejected) == [KNOWN_REJECTION], rejected
+    # The preshuffle kernel at K % 256 != 0 (EVEN_K false): aiter's own has no code path there and fails to
+    # compile; ours static-asserts it, a compile error too (aiter's own kernel through --aiter source= is
+    # rejected at the same launches, docs/aiter_emulation.md)
+    uneven = {label for label in rejected if label.startswith("GEMM-A16WFP4_PRESHUFFLED") and "K=320" in label}
+    assert set(rejected) - uneven == {KNOWN_REJECTION}, rejected
     assert "_gemm_a16wfp4_preshuffle_kernel" in rejected[KNOWN_REJECTION]
+    assert uneven and all("_gemm_a16wfp4_preshuffle_kernel" in rejected[label] for label in uneven), rejected
