@@ -153,8 +153,8 @@ def main(argv=None) -> int:
     check.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                        help="the check's time budget: every verdict ends within it, official first; each says how "
                             "many examples ran and whether the budget cut it short, and one with no example in time "
-                            "is NOT RUN, never FAIL (default 80 on the CPU tier, 12 on a GPU, counted from the command's "
-                            "start; 0: no budget)")
+                            "is NOT RUN, never FAIL (default 80 on the CPU tier, 12 on a GPU, counted from the "
+                            "command's start; 0: no budget)")
     check.add_argument("--hard-cap", type=float, default=None,
                        help="seconds a program that keeps progressing may run in all; beyond it its verdict is "
                             "NOT RUN (default 10 x the timeout on CPU; on a GPU the timeout is the cap)")
@@ -213,17 +213,11 @@ def run() -> None:
     """The command's entry point: ``main``, then an exit that skips the interpreter's teardown (a CUDA
     context's and torch's: up to a second on a GPU host after the table is printed); the exit handlers
     still run."""
-    import atexit
+    from fuzz.host.process_tree import exit_now
 
     # when the command began (its process): the time budget counts from it; the report's phases split the rest
     os.environ[COMMAND_START_ENV] = f"{time.time()!r}:{os.getpid()}"
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    exit_now(main())
 
 
 if __name__ == "__main__":

@@ -445,7 +445,8 @@ def main(argv=None) -> int:
         "nan": lambda: _nan_table(),
         "submission": lambda: run_submission(out_dir, args.profile_timeout, "smoke" if args.smoke else args.submission_profile),
         "bench": lambda: run_bench(args, out_dir),
-        "verdicts": lambda: run_verdicts(out_dir, 8 if args.smoke else args.verdicts_cycle, args.profile_timeout),
+        "verdicts": lambda: run_verdicts(out_dir, 8 if args.smoke else args.verdicts_cycle,
+                                         args.profile_timeout),
     }
     for part in parts:
         start = time.perf_counter()

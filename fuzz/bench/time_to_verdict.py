@@ -129,8 +129,8 @@ def outside_session(phases: dict, launched: float, ended: float) -> dict:
             "after_report": round(ended - phases["report"], 1)}
 
 
-COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", "programs", "module_exec", "inputs", "calls", "interpreted", "judging",
-           "hypothesis", "inconclusive", "budget_cut")
+COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", "programs", "module_exec", "inputs",
+           "calls", "interpreted", "judging", "hypothesis", "inconclusive", "budget_cut")
 
 
 MODE_MARK = {"PASS": "P", "FAIL": "F", "NOT RUN": "-"}  # the predicted popcorn modes, test/benchmark/leaderboard
@@ -143,7 +143,8 @@ def table(rows: list) -> list:
     for row in rows:
         statuses = row.get("statuses", {}).values()
         where = row.get("where", {})
-        modes = "/".join(MODE_MARK.get(row.get("prediction", {}).get(m), "?") for m in ("test", "benchmark", "leaderboard"))
+        predicted = row.get("prediction", {})
+        modes = "/".join(MODE_MARK.get(predicted.get(m), "?") for m in ("test", "benchmark", "leaderboard"))
         lines.append(f"{row['file'][:58]:<58} {row['seconds']:>6.1f} {str(row['exit_code']):>4} {modes:>5} "
                      f"{sum(s == 'FAIL' for s in statuses):>4} {sum(s == 'NOT RUN' for s in statuses):>4} "
                      f"{len(row.get('cut_short', [])):>3} " + " ".join(f"{where.get(c, 0.0):>7.1f}" for c in COLUMNS)

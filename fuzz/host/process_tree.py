@@ -7,16 +7,31 @@ its workers and writes what it has), waits a short grace, and then SIGKILLs what
 whole tree, found through ``/proc`` parent links before anything died (once a parent is gone, its
 children belong to init and no longer look like ours). A process is killed only while it is the same
 one (its start time unchanged), so a reused pid is never hit. Without ``/proc`` only the direct
-children are ended.
+children are ended. ``exit_now`` ends this process itself once its work is done, without the
+interpreter's teardown.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
+import sys
 import time
 
 PROC = "/proc"
+
+
+def exit_now(code: int) -> None:
+    """End this process: its exit handlers run (they remove what it left in the temp dir and its thread
+    budget's record), the interpreter's teardown does not (torch's and a CUDA context's take 0.4 to 0.9 s on
+    a GPU host, which whoever waits for this process would wait for too)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()  # what the exit handlers wrote
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _stat(pid: int) -> tuple[int, int] | None:

@@ -21,7 +21,6 @@ import os
 import re
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
 DEVICE_FAULT_WORDS = (
     "illegal memory access", "device-side assert", "misaligned address", "unspecified launch failure",
@@ -344,7 +343,9 @@ def _aiter_surface():
     alone: importing the emulated ``aiter`` package here would bring its kernels into the judge's process."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "reference" / "emulation" / "aiter_emu" / "aiter" / "_not_emulated.py"
+    from reference.emulation.aiter_surface import EMULATION
+
+    path = EMULATION / "aiter" / "_not_emulated.py"
     spec = importlib.util.spec_from_file_location("mxfp4_fuzz_aiter_surface", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -497,10 +497,10 @@ class SubmissionRunner:
         ours to fix. At most ``LOCATE_CAP`` faults per check are located (each costs a worker start and the
         program again, outside the time budget); a fault that does not recur stays where it surfaced, and
         the record says so."""
-        fault = next(r for r in result.records if r.get("exception", {}).get("device_fault"))
         if not self.locate_faults or self.located >= LOCATE_CAP:
             return
         self.located += 1
+        fault = next(r for r in result.records if r.get("exception", {}).get("device_fault"))
         locator = SubmissionRunner(self.path, aiter=self.aiter_mode, device=self.device, timeout=self.timeout,
                                    output_cap=self.output_cap, hard_cap=self.hard_cap,
                                    env={**(self.env or {}), **LOCATE_ENV})

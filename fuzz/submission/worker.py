@@ -37,7 +37,7 @@ import torch
 
 torch.set_num_threads(1)  # until a program runs (thread_budget): a forked child must not inherit a started OpenMP pool
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
-from fuzz.host import thread_budget
+from fuzz.host import process_tree, thread_budget
 from fuzz.search.strategies import Case
 from fuzz.submission import poison, progress
 from fuzz.submission.session import LoadError, Session, execute_submission, prepare_imports
@@ -237,19 +237,7 @@ def main(argv=None) -> None:
         if os.getpid() != parent:  # a forked child has answered its one program
             responses.flush()
             os._exit(0)
-    quick_exit(0)
-
-
-def quick_exit(code: int) -> None:
-    """End once the runner is done with this process (its requests closed): the exit handlers run (they
-    remove what the process left in the temp dir), the interpreter's teardown does not (torch's and a
-    CUDA context's take 0.4 to 0.9 s on a GPU host, which the runner would wait for)."""
-    import atexit
-
-    flush_output()
-    atexit._run_exitfuncs()
-    flush_output()
-    os._exit(code)
+    process_tree.exit_now(0)  # the runner closed the requests: it waits for this exit, not for a teardown
 
 
 if __name__ == "__main__":

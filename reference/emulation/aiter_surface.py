@@ -66,7 +66,8 @@ def rewrite(surface: Path, lines: list[str]) -> None:
     """The surface file with its [module_names] section replaced by ``lines`` (added when absent)."""
     text = surface.read_text(encoding="utf-8")
     head = text.split(f"\n{SECTION}\n")[0].rstrip("\n")
-    note = "# module:name, real aiter's top-level names of each module the emulation has (reference/emulation/aiter_surface.py)"
+    note = ("# module:name, real aiter's top-level names of each module the emulation has "
+            "(reference/emulation/aiter_surface.py)")
     surface.write_text(head + f"\n{SECTION}\n{note}\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -21,10 +21,10 @@ _SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_f3b
 COMMIT = "f3be04a12a0c"  # = _emulation.MODELLED_COMMIT
 
 
-def _load_surface(path: str = _SURFACE) -> tuple:
+def _load_surface() -> tuple:
     """(modules, names of ``aiter``, {module: its top-level names} for the modules the emulation has)."""
     modules, names, module_names, section = set(), set(), {}, None
-    with open(path, encoding="utf-8") as f:
+    with open(_SURFACE, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if not line or line.startswith("#"):
