@@ -76,3 +76,28 @@ def test_a_build_killed_midway_leaves_no_lock_that_hangs_the_next_one(tmp_path):
     no_rocm._built_alone("ext", {"build_directory": str(directory)}, lambda: None)
     assert time.perf_counter() - began > 0.5
     other.join(30)
+
+
+def test_a_process_folder_goes_with_its_process_and_a_dead_ones_with_the_next(tmp_path, monkeypatch):
+    """The HIPRTC model's libraries live in a folder per process: removed at its exit, and, for a process that
+    ended without its exit handlers (a forked program's child, a killed worker), by the next one made."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = tmp_path / "mxfp4-fuzz-hiprtc" / "999999999-left"  # no process has that pid
+    dead.mkdir(parents=True)
+    (dead / "lib.so").write_bytes(b"x")
+    live = tmp_path / "mxfp4-fuzz-hiprtc" / f"{os.getpid()}-mine"
+    live.mkdir()
+    folder = no_rocm._process_folder("mxfp4-fuzz-hiprtc")
+    assert os.path.isdir(folder) and os.path.basename(folder).startswith(f"{os.getpid()}-")
+    assert not dead.exists() and live.exists()
+    made = subprocess.run([sys.executable, "-c", "import sys, tempfile; tempfile.tempdir = sys.argv[1]; "
+                           "from reference.emulation import no_rocm; print(no_rocm._process_folder('p'))",
+                           str(tmp_path)], capture_output=True, text=True, cwd=Path(no_rocm.__file__).parents[2])
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() and not os.path.exists(made.stdout.strip())  # removed at that process's exit

@@ -423,14 +423,42 @@ HIPRTC_MODELLED = ("libhiprtc", "libamdhip64")
 
 def _hiprtc_runtime():
     if "hiprtc_runtime" not in _state:
-        import tempfile
-
         from reference.emulation.hip_cpu import hiprtc
 
-        folder = tempfile.mkdtemp(prefix="mxfp4-fuzz-hiprtc-")
+        folder = _process_folder("mxfp4-fuzz-hiprtc")
         _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library, on_refused=_hiprtc_refused,
                                                   on_compiled=_hiprtc_compiled)
     return _state["hiprtc_runtime"]
+
+
+def _process_folder(parent: str) -> str:
+    """A folder for this process's files under ``$TMPDIR/<parent>``, removed at its exit; the folders of
+    processes that are gone without their exit handlers (a program's forked child ends with os._exit, a
+    killed worker) are removed by the next process that makes one. A folder of a live process (its pid)
+    is never touched: a library in it may be loaded there."""
+    import atexit
+    import shutil
+    import tempfile
+
+    base = os.path.join(tempfile.gettempdir(), parent)
+    os.makedirs(base, exist_ok=True)
+    for name in os.listdir(base):
+        pid = name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+    folder = tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=base)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _hiprtc_refused(what: str, why: str) -> None:
