@@ -452,6 +452,7 @@ def _process_folder(parent: str) -> str:
 
 
 def _alive(pid: int) -> bool:
+    # thread_budget._alive is the same test; reference/ imports nothing from fuzz/, so it is not shared
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
