@@ -214,7 +214,9 @@ def run() -> None:
     context's and torch's: up to a second on a GPU host after the table is printed); the exit handlers
     still run."""
     from fuzz.host.process_tree import exit_now
+    from fuzz.host.profiling import profile_if_asked
 
+    profile_if_asked("command")
     # when the command began (its process): the time budget counts from it; the report's phases split the rest
     os.environ[COMMAND_START_ENV] = f"{time.time()!r}:{os.getpid()}"
     exit_now(main())

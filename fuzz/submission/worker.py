@@ -37,7 +37,7 @@ import torch
 
 torch.set_num_threads(1)  # until a program runs (thread_budget): a forked child must not inherit a started OpenMP pool
 import kernels  # noqa: F401  (fixes the Triton mode before the submission decorates any kernel)
-from fuzz.host import process_tree, thread_budget
+from fuzz.host import process_tree, profiling, thread_budget
 from fuzz.search.strategies import Case
 from fuzz.submission import poison, progress
 from fuzz.submission.session import LoadError, Session, execute_submission, prepare_imports
@@ -210,6 +210,7 @@ def main(argv=None) -> None:
     parser.add_argument("--request-fd", type=int, required=True)
     parser.add_argument("--response-fd", type=int, required=True)
     args = parser.parse_args(argv)
+    profiling.profile_if_asked("worker")
     faulthandler.enable(all_threads=True)  # a segfault leaves a Python stack in the captured stderr
     exit_when_orphaned(os.getppid())
     progress.install()
