@@ -178,8 +178,10 @@ def main(argv=None) -> int:
             return EXIT_INTERRUPTED
     args.submission = args.submission[0]
     if Path(args.submission).is_file() and "--collect-only" not in extra:
+        from fuzz.host import thread_budget
         from fuzz.submission.runner import prelaunch
 
+        thread_budget.register("mxfp4-fuzz check")  # now, not at pytest's configure: prelaunch sizes by it
         prelaunch(args.submission, args.aiter)  # the worker loads the file while pytest starts
 
     import pytest

@@ -389,6 +389,9 @@ class SubmissionSession:
             "time_profile": self.time_profile(),  # where the seconds went (fuzz/bench/time_to_verdict.py)
             "budget": self.budget.to_json(),  # the time budget, each verdict's deadline, the ones it cut short
             "steering": self.steering.to_json(),  # the shapes the file refuses (contract evidence), tests moved
+            # helper processes that ran the runner's shapes to compile their kernels ahead (compile_ahead.py)
+            "compile_ahead": None if getattr(self.runner, "compile_ahead", None) is None
+            else self.runner.compile_ahead.describe(),
             "phases": self.phases(),  # epoch seconds: where the command's seconds went outside the session
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
@@ -682,6 +685,8 @@ class SubmissionReporter:
             write(line)
         if found.steering.note:
             write(f"steering    {found.steering.note}")
+        if getattr(runner, "compile_ahead", None) is not None:
+            write(f"compiled    {runner.compile_ahead.describe()}")
         if found.budget.on:
             cut = [v for v in found.budget.cut if v not in FURTHER_SEARCHES]
             write(f"budget      {found.budget.seconds:g} s (--budget SECONDS; 0: none): "

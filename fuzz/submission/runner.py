@@ -24,7 +24,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzz.submission import zygote
+from fuzz.submission import compile_ahead, zygote
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence
@@ -349,6 +349,7 @@ def prelaunch(path, aiter: str = "auto") -> None:
     worker = Worker(OUTPUT_CAP)
     worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
     _PRELAUNCHED[(resolved, aiter)] = worker
+    compile_ahead.start(resolved, aiter, str(TASK_FALLBACK))  # on a GPU host with spare cores
 
 
 class SubmissionRunner:
@@ -372,6 +373,7 @@ class SubmissionRunner:
         self.worker: Worker | None = None
         # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
         self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
+        self.compile_ahead = compile_ahead.adopt(self.path, aiter)  # helpers prelaunch started, if any
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0
@@ -452,6 +454,8 @@ class SubmissionRunner:
             self.standby = self._launch()
 
     def close(self) -> None:
+        if self.compile_ahead is not None:
+            self.compile_ahead.stop()
         self._discard_worker()
         if self.standby is not None:
             self.standby.close()

@@ -102,6 +102,7 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             "exec_seconds": exec_seconds,
             "fresh_module": session.fresh_module,
             "fork_seconds": fork_seconds,
+            "device": request["device"],
         }
     if op == "run":
         session = session_holder["session"]

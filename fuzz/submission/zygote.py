@@ -219,7 +219,10 @@ def serve(socket_fd: int) -> None:
 
     threading.Thread(target=reap, daemon=True).start()
     while True:
-        message, fds, _, _ = socket.recv_fds(channel, 1 << 20, 8)
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, 1 << 20, 8)
+        except ConnectionResetError:  # the runner's process ended with a request of ours unanswered
+            os._exit(0)
         while message and not message.endswith(b"\n"):  # one request per line; its fds came with the first part
             more = channel.recv(1 << 20)
             if not more:
