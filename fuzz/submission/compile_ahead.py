@@ -10,7 +10,9 @@ directory (shared by every process of a run, compile_caches.py) by source, speci
 and writes entries atomically, so a kernel a helper compiled is loaded, in milliseconds, by the worker.
 
 What a helper is: a worker like any other (forked from the zygote, the file loaded as the runner loads
-it) that runs one program, ``inputs(case); custom_kernel(inputs)`` for its share of the official and
+it), started once the check's own worker has loaded the file (started beside it, seven processes
+importing and creating CUDA contexts at once slowed that worker's start by 1 to 2 s on the H200 host),
+that runs one program, ``inputs(case); custom_kernel(inputs)`` for its share of the official and
 benchmark cases, and is then closed. Nothing it returns, prints or raises is read: the verdicts run
 only in the check's own worker, on a fresh module as always, so a helper changes how long a verdict
 takes and nothing else. Helpers run only where programs compile (a GPU: the CPU tier interprets, there
@@ -158,20 +160,8 @@ def runner_cases() -> list:
 RUNNER_CASES = 10  # len(runner_cases()), without importing torch at the command's first moment
 
 
-_STARTED: dict = {}  # (path, aiter) -> the CompileAhead of this process's check of that file
-
-
 def start(path: str, aiter: str, task_fallback: str) -> CompileAhead | None:
-    """Start the helpers for ``path`` (the command does this at its first moment, beside the prelaunched
-    worker); None when there are none to start."""
+    """The helpers for ``path``, started now (the runner does this once its own worker has loaded the
+    file); None when there are none to start."""
     helpers = helper_count(RUNNER_CASES)
-    if helpers == 0:
-        return None
-    ahead = CompileAhead(path, aiter, helpers, task_fallback)
-    _STARTED[(path, aiter)] = ahead
-    return ahead
-
-
-def adopt(path: str, aiter: str) -> CompileAhead | None:
-    """The helpers started for this file, handed to the runner that checks it (it stops them at its close)."""
-    return _STARTED.pop((path, aiter), None)
+    return CompileAhead(path, aiter, helpers, task_fallback) if helpers else None

@@ -349,7 +349,6 @@ def prelaunch(path, aiter: str = "auto") -> None:
     worker = Worker(OUTPUT_CAP)
     worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
     _PRELAUNCHED[(resolved, aiter)] = worker
-    compile_ahead.start(resolved, aiter, str(TASK_FALLBACK))  # on a GPU host with spare cores
 
 
 class SubmissionRunner:
@@ -373,7 +372,7 @@ class SubmissionRunner:
         self.worker: Worker | None = None
         # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
         self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
-        self.compile_ahead = compile_ahead.adopt(self.path, aiter)  # helpers prelaunch started, if any
+        self.compile_ahead: compile_ahead.CompileAhead | None = None  # started once the file loaded (load)
         self.load_report: LoadReport | None = None
         self.slowest_good_run = 0.0
         self.hangs = 0
@@ -403,6 +402,7 @@ class SubmissionRunner:
         # on a GPU, where faults are asynchronous (the CPU tier stands in for CUDA synchronously)
         self.locate_faults = self.device != "cpu"
         self.located = 0
+        self.compiles_ahead = self.device != "cpu"  # where programs compile: helpers run the runner's shapes
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -410,6 +410,10 @@ class SubmissionRunner:
         """Start a worker and load the file (once; later calls return the first report)."""
         if self.load_report is None:
             self.load_report = self._start()
+            if self.load_report.ok and self.compiles_ahead:
+                # after this worker's load, not beside it: seven CUDA contexts and imports at once slowed its
+                # start by 1 to 2 s on the H200 host
+                self.compile_ahead = compile_ahead.start(self.path, self.aiter_mode, str(TASK_FALLBACK))
         return self.load_report
 
     def _launch(self) -> Worker:
@@ -508,7 +512,7 @@ class SubmissionRunner:
         locator = SubmissionRunner(self.path, aiter=self.aiter_mode, device=self.device, timeout=self.timeout,
                                    output_cap=self.output_cap, hard_cap=self.hard_cap,
                                    env={**(self.env or {}), **LOCATE_ENV})
-        locator.locate_faults = False  # it locates nothing itself
+        locator.locate_faults = locator.compiles_ahead = False  # it locates nothing; what it runs was compiled
         try:
             again = locator.run(steps, timeout) if locator.load().ok else None
         except (RuntimeError, BudgetExhausted):  # it did not load, or broke: where it faulted stays unknown

@@ -50,6 +50,7 @@ class ZygoteProcess:
     def __init__(self, zygote: "Zygote", status_fd: int):
         self._zygote, self._pid = zygote, None
         self.returncode, self._status_fd, self._pending = None, status_fd, b""
+        self._reading = threading.Lock()  # the check's thread may kill it while a helper's thread waits on it
 
     @property
     def pid(self) -> int:
@@ -61,6 +62,10 @@ class ZygoteProcess:
         return self.pid > 0
 
     def _read(self, timeout: float | None) -> None:
+        with self._reading:  # the status fd is closed by whoever reads the exit status: one reader at a time
+            self._read_alone(timeout)
+
+    def _read_alone(self, timeout: float | None) -> None:
         while self.returncode is None:
             ready, _, _ = select.select([self._status_fd], [], [], timeout)
             if not ready:
