@@ -70,10 +70,9 @@ class CompileAhead:
     """Helpers started now, each loading the file and then running its share of ``cases`` on a thread
     of this process that keeps its pipes flowing; ``stop`` ends whatever still runs."""
 
-    def __init__(self, path: str, aiter: str, helpers: int, task_fallback: str, cases=None,
+    def __init__(self, path: str, aiter: str, helpers: int, task_fallback: str, worker_class, cases=None,
                  require_gpu: bool = True):
-        from fuzz.submission.runner import Worker
-
+        """``worker_class``: runner.Worker (passed in: the runner imports this module, not the reverse)."""
         self.folder = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-compile-ahead-")
         self.require_gpu = require_gpu
         self.workers, self.threads = [], []
@@ -81,7 +80,7 @@ class CompileAhead:
         self.lock = threading.Lock()
         self.cases = cases  # None: the runner's cases, made on the helpers' threads (they import torch)
         for index in range(helpers):
-            worker = Worker(HELPER_OUTPUT_CAP)
+            worker = worker_class(HELPER_OUTPUT_CAP)
             worker.send({"op": "load", "path": path, "aiter": aiter, "device": "auto", "task_fallback": task_fallback})
             thread = threading.Thread(target=self._drive, args=(index, helpers, worker), daemon=True,
                                       name=f"mxfp4-fuzz-compile-ahead-{index}")
@@ -90,13 +89,11 @@ class CompileAhead:
             thread.start()
 
     def _drive(self, index: int, helpers: int, worker) -> None:
-        from fuzz.submission.runner import RunResult
-
         try:
             cases = self.cases if self.cases is not None else runner_cases()
             share = cases[index::helpers]
             answer = worker.receive(LOAD_TIMEOUT)
-            if isinstance(answer, RunResult) or not answer.get("ok"):
+            if not isinstance(answer, dict) or not answer.get("ok"):  # else a RunResult: it died loading
                 return self._done("did not load")
             if self.require_gpu and answer.get("device") == "cpu":
                 return self._done(CPU_TIER)
@@ -107,7 +104,7 @@ class CompileAhead:
             os.makedirs(out_dir, exist_ok=True)
             answer = worker.request({"op": "run", "steps": program_steps(share), "out_dir": out_dir,
                                      "report_every": 5.0}, RUN_TIMEOUT)
-            ran = 0 if isinstance(answer, RunResult) else sum(
+            ran = 0 if not isinstance(answer, dict) else sum(
                 1 for r in answer.get("records", []) if r.get("do") == "call" and "exception" not in r)
             self._done(f"{ran} of {len(share)} calls returned")
         except (OSError, ValueError) as error:  # the check closed it under us (stop), or a broken pipe
@@ -160,8 +157,8 @@ def runner_cases() -> list:
 RUNNER_CASES = 10  # len(runner_cases()), without importing torch at the command's first moment
 
 
-def start(path: str, aiter: str, task_fallback: str) -> CompileAhead | None:
+def start(path: str, aiter: str, task_fallback: str, worker_class) -> CompileAhead | None:
     """The helpers for ``path``, started now (the runner does this once its own worker has loaded the
     file); None when there are none to start."""
     helpers = helper_count(RUNNER_CASES)
-    return CompileAhead(path, aiter, helpers, task_fallback) if helpers else None
+    return CompileAhead(path, aiter, helpers, task_fallback, worker_class) if helpers else None

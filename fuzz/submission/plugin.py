@@ -548,7 +548,9 @@ def _start(config) -> SubmissionSession:
     # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
     started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]
-    budget = Budget(budget_seconds(config, tier), order, start=started, tier=tier)
+    # a GPU's default budget never cuts the runner's prediction (budget.py: uncut_prediction)
+    uncut = tier != "cpu" and config.getoption("--budget", default=None) is None
+    budget = Budget(budget_seconds(config, tier), order, start=started, tier=tier, uncut_prediction=uncut)
     session = SubmissionSession(path, runner, tier, budget)
     config.stash[_SESSION] = session
     return session
@@ -689,6 +691,9 @@ class SubmissionReporter:
             write(f"compiled    {runner.compile_ahead.describe()}")
         if found.budget.on:
             cut = [v for v in found.budget.cut if v not in FURTHER_SEARCHES]
-            write(f"budget      {found.budget.seconds:g} s (--budget SECONDS; 0: none): "
+            uncut = (f"; the runner's prediction ran uncut (a GPU's default), the fuzzed verdicts got "
+                     f"{found.budget.extended:.1f} s more" if found.budget.extended > 0.05 else
+                     "; the runner's prediction ran uncut (a GPU's default)" if found.budget.uncut_prediction else "")
+            write(f"budget      {found.budget.seconds:g} s (--budget SECONDS; 0: none){uncut}: "
                   + (f"cut short {', '.join(cut)}" if cut else "no verdict cut short"))
         write(f"report      {self.report_path.resolve()}")

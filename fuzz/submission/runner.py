@@ -413,7 +413,7 @@ class SubmissionRunner:
             if self.load_report.ok and self.compiles_ahead:
                 # after this worker's load, not beside it: seven CUDA contexts and imports at once slowed its
                 # start by 1 to 2 s on the H200 host
-                self.compile_ahead = compile_ahead.start(self.path, self.aiter_mode, str(TASK_FALLBACK))
+                self.compile_ahead = compile_ahead.start(self.path, self.aiter_mode, str(TASK_FALLBACK), Worker)
         return self.load_report
 
     def _launch(self) -> Worker:

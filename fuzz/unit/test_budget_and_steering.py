@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from fuzz.search.strategies import Case
-from fuzz.submission.budget import GRACE, OFFICIAL_SHARE, RESERVE, Budget
+from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, Budget
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import Rule, ShapeEvidence, Steering, steer
 
@@ -56,6 +56,25 @@ def test_on_a_gpu_the_runners_prediction_comes_whole_first_and_programs_end_only
     assert budget.deadlines["contract"] < budget.end  # no program starts past its share, as before
     cpu = Budget(12, ["loads", "official", "contract", "aliasing", "correctness"], start=0.0, tier="cpu")
     assert cpu.begin("official", now=4.0) == 4.0 + 4.0 and cpu.begin("contract", now=6.0) < cpu.kill_at["contract"] < 12
+
+
+def test_a_gpus_default_budget_never_cuts_the_prediction_and_leaves_the_fuzzing_its_floor():
+    order = ["loads", "official", "contract", "aliasing"]
+    slow = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
+    assert slow.begin("loads", now=4.0) is None and slow.begin("official", now=6.0) is None  # runs to its end
+    assert slow.kill_at["official"] is None
+    # the prediction compiled for 14 s: the fuzzed verdicts still get the floor, the end moves with it
+    slow.begin("contract", now=20.0)
+    assert slow.end == pytest.approx(20.0 + FUZZ_FLOOR + RESERVE)
+    assert slow.extended == pytest.approx(slow.end - 12.0)
+    assert slow.deadlines["contract"] == pytest.approx(20.0 + FUZZ_FLOOR / 2)  # contract and aliasing share it
+    quick = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
+    quick.begin("official", now=4.0)
+    quick.begin("contract", now=7.0)  # done early: the default's end stands
+    assert quick.end == pytest.approx(12.0) and quick.to_json()["extended"] == 0.0
+    # an explicit --budget (uncut_prediction False) or none at all ends everything as before
+    assert Budget(12, order, start=0.0, tier="nvidia").begin("official", now=4.0) == 12.0 - RESERVE
+    assert not Budget(0, order, start=0.0, tier="nvidia", uncut_prediction=True).uncut_prediction
 
 
 def test_a_late_verdict_gets_no_time_not_negative_time():

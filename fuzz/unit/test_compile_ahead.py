@@ -11,7 +11,7 @@ import pytest
 
 from fuzz.search.strategies import Case
 from fuzz.submission import compile_ahead
-from fuzz.submission.runner import TASK_FALLBACK
+from fuzz.submission.runner import TASK_FALLBACK, Worker
 
 RECORDER = """
 import json, os
@@ -96,7 +96,7 @@ def test_each_helper_runs_its_share_and_nothing_is_left(tmp_path, monkeypatch):
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("MXFP4_FUZZ_TEST_CALLS", str(calls))
     cases = [Case(2, 64, 64), Case(3, 64, 128), Case(5, 128, 64)]
-    ahead = compile_ahead.CompileAhead(str(path), "auto", 2, str(TASK_FALLBACK), cases=cases, require_gpu=False)
+    ahead = compile_ahead.CompileAhead(str(path), "auto", 2, str(TASK_FALLBACK), Worker, cases=cases, require_gpu=False)
     try:
         _wait(ahead)
     finally:
@@ -117,13 +117,13 @@ def test_on_the_cpu_tier_a_helper_ends_at_load(tmp_path, monkeypatch):
     path.write_text(RECORDER)
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("MXFP4_FUZZ_TEST_CALLS", str(calls))
-    ahead = compile_ahead.CompileAhead(str(path), "auto", 1, str(TASK_FALLBACK), cases=[Case(2, 64, 64)])
+    ahead = compile_ahead.CompileAhead(str(path), "auto", 1, str(TASK_FALLBACK), Worker, cases=[Case(2, 64, 64)])
     try:
         _wait(ahead)
     finally:
         ahead.stop()
     if ahead.outcomes != [compile_ahead.CPU_TIER]:
-        pytest.skip(f"this host has a GPU: the helper ran ({ahead.describe()})")
+        pytest.skip(f"this host has a GPU: the helper did not stop at load ({ahead.describe()})")
     assert not calls.exists()
     assert "ended at load" in ahead.describe()
 
@@ -131,7 +131,7 @@ def test_on_the_cpu_tier_a_helper_ends_at_load(tmp_path, monkeypatch):
 def test_stop_ends_a_helper_still_running(tmp_path, monkeypatch):
     path = tmp_path / "sleeper.py"
     path.write_text("import time\ndef custom_kernel(data):\n    time.sleep(600)\n")
-    ahead = compile_ahead.CompileAhead(str(path), "auto", 1, str(TASK_FALLBACK), cases=[Case(2, 64, 64)],
+    ahead = compile_ahead.CompileAhead(str(path), "auto", 1, str(TASK_FALLBACK), Worker, cases=[Case(2, 64, 64)],
                                        require_gpu=False)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not ahead.workers[0].process.pid:
