@@ -10,12 +10,14 @@ import os
 from dataclasses import dataclass
 
 
-from reference.emulation import amd_inline_asm, amd_launch_options, triton_interpreter
+from reference.emulation import amd_inline_asm, amd_launch_options, nvidia_shared_memory, triton_interpreter
 
 # the interpreter where no GPU is visible, patched to compute what compiled Triton computes
 triton_interpreter.activate()
 # on NVIDIA, AMD-only launch options (waves_per_eu, ...) are dropped with a note instead of a KeyError
 amd_launch_options.install()
+# on NVIDIA, a launch asking more shared memory than the GPU has runs with fewer pipeline stages, noted
+nvidia_shared_memory.install()
 # on NVIDIA, gfx950 inline asm is refused with a clear error before LLVM's NVPTX backend exits the process
 amd_inline_asm.install()
 

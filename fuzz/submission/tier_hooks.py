@@ -120,5 +120,11 @@ def interpreter_state_after_call() -> dict:
     if dropped:
         state["shims"] = {**state.get("shims", {}),
                           **{f"dropped_{d['option']}": amd_launch_options.note(d) for d in dropped}}
+    from reference.emulation import nvidia_shared_memory
+
+    lowered = nvidia_shared_memory.lowered()  # the nvidia tier: launches that ran with fewer stages to fit
+    if lowered:
+        state["shims"] = {**state.get("shims", {}),
+                          **{f"fewer_stages_{e['kernel']}": nvidia_shared_memory.note(e) for e in lowered}}
     return state
 
