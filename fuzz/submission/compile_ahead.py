@@ -39,6 +39,7 @@ GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/kfd")  # NVIDIA's and ROCm's: a GPU 
 
 
 CPU_TIER = "not needed: the CPU tier interprets, it compiles nothing"
+ENDED = "still compiling when the check ended"
 CROWDED = "not run: other checks started since and the host's cores are theirs too"
 
 
@@ -78,6 +79,7 @@ class CompileAhead:
         self.workers, self.threads = [], []
         self.outcomes: list = []  # per helper: "ran N cases", "cpu: nothing to compile", or why it stopped
         self.lock = threading.Lock()
+        self.stopping = False  # set by stop(): a helper's death is then the check's doing
         self.cases = cases  # None: the runner's cases, made on the helpers' threads (they import torch)
         for index in range(helpers):
             worker = worker_class(HELPER_OUTPUT_CAP)
@@ -94,7 +96,7 @@ class CompileAhead:
             share = cases[index::helpers]
             answer = worker.receive(LOAD_TIMEOUT)
             if not isinstance(answer, dict) or not answer.get("ok"):  # else a RunResult: it died loading
-                return self._done("did not load")
+                return self._done(ENDED if self.stopping else "did not load")
             if self.require_gpu and answer.get("device") == "cpu":
                 return self._done(CPU_TIER)
             if self.require_gpu and index >= helper_count(len(cases)):
@@ -104,11 +106,12 @@ class CompileAhead:
             os.makedirs(out_dir, exist_ok=True)
             answer = worker.request({"op": "run", "steps": program_steps(share), "out_dir": out_dir,
                                      "report_every": 5.0}, RUN_TIMEOUT)
-            ran = 0 if not isinstance(answer, dict) else sum(
-                1 for r in answer.get("records", []) if r.get("do") == "call" and "exception" not in r)
+            if not isinstance(answer, dict):  # a RunResult: it died, or the check ended it (stop)
+                return self._done(ENDED if self.stopping else f"died: {answer.describe_death()}")
+            ran = sum(1 for r in answer.get("records", []) if r.get("do") == "call" and "exception" not in r)
             self._done(f"{ran} of {len(share)} calls returned")
         except (OSError, ValueError) as error:  # the check closed it under us (stop), or a broken pipe
-            self._done(f"stopped: {type(error).__name__}")
+            self._done(ENDED if self.stopping else f"stopped: {type(error).__name__}: {error}")
         finally:
             worker.close()
 
@@ -122,6 +125,7 @@ class CompileAhead:
     def stop(self) -> None:
         """End every helper still running (their threads then end on the closed pipes) and remove their
         outputs."""
+        self.stopping = True
         for worker in self.workers:
             worker.kill()
         for thread in self.threads:
@@ -133,7 +137,7 @@ class CompileAhead:
             outcomes = list(self.outcomes)
         if outcomes and all(outcome == CPU_TIER for outcome in outcomes):
             return f"{len(self.threads)} helper process(es) ended at load: {CPU_TIER}"
-        running = len(self.threads) - len(outcomes)
+        running = len(self.threads) - len(outcomes)  # only before stop()
         text = (f"{len(self.threads)} helper process(es) ran the runner's shapes beside the check, to compile "
                 "their kernels ahead")
         counts: dict = {}

@@ -143,3 +143,4 @@ def test_stop_ends_a_helper_still_running(tmp_path, monkeypatch):
     assert time.monotonic() - started < 10
     assert ahead.finished()
     assert pid and not _alive(pid)
+    assert ahead.outcomes == [compile_ahead.ENDED]  # the check's doing, not the helper's death
