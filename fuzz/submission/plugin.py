@@ -544,7 +544,8 @@ def _start(config) -> SubmissionSession:
     path = str(Path(config.getoption("--submission")).resolve())
     aiter = config.getoption("--aiter", default="auto")
     _STAMPS["runner"] = time.time()
-    runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"))
+    runner = SubmissionRunner(path, aiter=aiter, timeout=timeout, hard_cap=config.getoption("--submission-hard-cap"),
+                              compiles_ahead=True)
     # the budget counts from the command's start (mxfp4-fuzz check), else from the worker's (prelaunched or not)
     started = command_started() or getattr(runner.standby, "sent", None)
     order = [test for test in config.stash.get(_ORDER, []) if test not in PREDICTION_TESTS]

@@ -358,7 +358,8 @@ class SubmissionRunner:
     interprets, else the timeout itself: no slow rule)."""
 
     def __init__(self, path, aiter: str = "auto", device: str | None = None, timeout: float = 60.0,
-                 output_cap: int = OUTPUT_CAP, hard_cap: float | None = None, env: dict | None = None):
+                 output_cap: int = OUTPUT_CAP, hard_cap: float | None = None, env: dict | None = None,
+                 compiles_ahead: bool = False):
         from kernels.platform import detect
 
         self.path = str(Path(path).resolve())
@@ -402,7 +403,8 @@ class SubmissionRunner:
         # on a GPU, where faults are asynchronous (the CPU tier stands in for CUDA synchronously)
         self.locate_faults = self.device != "cpu"
         self.located = 0
-        self.compiles_ahead = self.device != "cpu"  # where programs compile: helpers run the runner's shapes
+        # helpers run the runner's shapes where programs compile (a GPU), for a check (the plugin asks)
+        self.compiles_ahead = compiles_ahead and self.device != "cpu"
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -512,7 +514,7 @@ class SubmissionRunner:
         locator = SubmissionRunner(self.path, aiter=self.aiter_mode, device=self.device, timeout=self.timeout,
                                    output_cap=self.output_cap, hard_cap=self.hard_cap,
                                    env={**(self.env or {}), **LOCATE_ENV})
-        locator.locate_faults = locator.compiles_ahead = False  # it locates nothing; what it runs was compiled
+        locator.locate_faults = False  # it locates nothing itself
         try:
             again = locator.run(steps, timeout) if locator.load().ok else None
         except (RuntimeError, BudgetExhausted):  # it did not load, or broke: where it faulted stays unknown
