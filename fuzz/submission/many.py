@@ -185,8 +185,9 @@ def _progress(done: int, total: int, running: list[Child], now: float, finished:
         return f"[{done}/{total}] running: {busy}"
     row = finished.summary
     not_run = bool(row["verdicts"]) and set(row["verdicts"].values()) <= {"NOT RUN", "SKIP"}
+    unrun = sum(status == "NOT RUN" for status in row["verdicts"].values())
     failed = (f"FAIL {', '.join(row['failed'])}" if row["failed"] else "NOT RUN" if not_run
-              else "error" if row["error"] else "no failure")
+              else "error" if row["error"] else "no failure" + (f", {unrun} NOT RUN" if unrun else ""))
     return (f"[{done}/{total}] {finished.path.name}: {failed} ({finished.seconds:.0f} s"
             + (f", GPU {finished.device}" if finished.device is not None else "") + ")"
             + (f" | running: {busy}" if busy else ""))

@@ -160,3 +160,19 @@ def test_sigint_ends_every_process_of_a_many_file_run(tmp_path):
             break
         time.sleep(0.2)
     assert not left, left
+
+
+def test_a_progress_line_counts_what_did_not_run():
+    """"no failure" alone read as a clean file where the budget had left 14 verdicts NOT RUN."""
+    from types import SimpleNamespace
+
+    from fuzz.submission.many import _progress
+
+    def finished(verdicts):
+        return SimpleNamespace(summary={"verdicts": verdicts, "failed": [], "error": None}, seconds=3.0,
+                               device=None, path=Path("a.py"))
+
+    assert "a.py: no failure, 2 NOT RUN" in _progress(1, 2, [], 0.0, finished(
+        {"loads": "PASS", "official": "NOT RUN", "correctness": "NOT RUN"}))
+    assert "a.py: no failure (" in _progress(1, 2, [], 0.0, finished({"loads": "PASS", "official": "PASS"}))
+    assert "a.py: NOT RUN (" in _progress(1, 2, [], 0.0, finished({"loads": "NOT RUN", "kernelguard": "SKIP"}))
