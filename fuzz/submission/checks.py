@@ -129,7 +129,9 @@ class Context:
                 launches = [launch for record in getattr(ran, "records", None) or []
                             for launch in record.get("launches_config", [])]
                 error_map = {**error_map, "tiles": launch_tiles(launches)}
-            why = list(lines) + [f"program {line}" for line in program.numbered()]
+            why = list(lines) + list(dict.fromkeys(  # the emulated aiter read past what the file passed
+                line for record in getattr(ran, "records", None) or [] for line in record.get("aiter_reads_past", [])))
+            why += [f"program {line}" for line in program.numbered()]
             why += [f"output | {line}" for line in tail.splitlines()]
             card = FailureCard(
                 case=case, subject=self.subject, path="", tier=self.tier, check=verdict, summary=summary,

@@ -18,7 +18,8 @@ from fuzz.search.strategies import Case
 from fuzz.submission import compiled_kernels, poison, progress
 from fuzz.submission.allocator import BlockPool, pointers, raw_bytes
 from fuzz.submission.provenance import describe_exception
-from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, atomic_add_launches, hip_cpu_unmodelled,
+from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, aiter_reads_past, atomic_add_launches,
+                                        hip_cpu_unmodelled,
                                         interpreter_state_after_call, interpreter_state_before_call,
                                         launch_configs, recorded_hip_builds)
 
@@ -197,6 +198,7 @@ class Session:
         counters = progress.COUNTERS
         programs, launches = counters.programs, counters.launches
         interpreter_state_before_call(step)
+        aiter_reads_past()  # what an earlier call read is not this call's
         start = time.perf_counter()
         try:
             with trace_calls() as trace:  # which aiter functions and Triton kernels this call ran
@@ -220,6 +222,9 @@ class Session:
             sites = poison.take_sites()
             if sites:
                 record["poisoned_allocations"] = sites
+            reads_past = aiter_reads_past()
+            if reads_past:
+                record["aiter_reads_past"] = reads_past
             atomics = atomic_add_launches(trace) if "trace" in locals() else []
             if atomics:
                 record["atomic_add_launches"] = atomics

@@ -44,6 +44,19 @@ def _is_count(g) -> bool:
     return isinstance(g, int) and not isinstance(g, bool) and g >= 0
 
 
+def aiter_reads_past() -> list:
+    """Sentences for the reads past an operand's storage that the emulated aiter's kernels made since the
+    last call (their bytes stand in for whatever memory the runner's kernel would read there); [] where
+    aiter is real or not loaded."""
+    import sys
+
+    emulation = sys.modules.get("aiter._emulation")
+    take = getattr(emulation, "take_reads_past", None)
+    if take is None:
+        return []
+    return list(dict.fromkeys(emulation.describe_read_past(entry) for entry in take()))
+
+
 def recorded_hip_builds() -> dict:
     """{"hip_builds": [attempt, ...]}: the HIP/CUDA builds no_rocm stopped since the last call (this
     program's reload of the file included), where it is installed (no GPU); {} elsewhere."""

@@ -97,6 +97,24 @@ def test_gemm_a4w4_asm_kernel_table_has_the_mangled_names():
     assert {(k.tile_m, k.tile_n) for k in asm.ASM_KERNELS if k.split_k} == {(256, 256), (128, 512)}
 
 
+def test_the_asm_kernels_reads_past_an_unpadded_scale_are_recorded_for_the_card():
+    """The ASM kernel reads A_scale e8m0_shuffle'd with rows padded; given the quantizer's raw [M, K/32]
+    scales it reads past them (aiter's own kernel reads the same offsets: on the runner, whatever memory lies
+    there), and the card of the wrong output says so. Scales in the layout it expects read nothing past."""
+    emulation = emulated("_emulation")
+    data = generate_input(8, 64, 512, seed=4, device=DEVICE)
+    a_q, a_scale = quantized_a(data)
+    emulation.take_reads_past()
+    aiter.gemm_a4w4(a_q, data[3], a_scale, data[4])
+    assert emulation.take_reads_past() == []
+    raw = triton_quant.dynamic_mxfp4_quant(data[0])[1].view(e8m0)
+    aiter.gemm_a4w4(a_q, data[3], raw, data[4])
+    (entry,) = emulation.take_reads_past()
+    assert entry["what"] == "gemm_a4w4_asm A_scale" and 0 < entry["outside"] < entry["read"]
+    assert entry["storage_bytes"] == raw.numel() and entry["shape"] == list(raw.shape)
+    assert "past the storage" in emulation.describe_read_past(entry) and emulation.take_reads_past() == []
+
+
 def test_wrong_views_give_wrong_numbers_not_errors():
     data = generate_input(8, 64, 512, seed=4, device=DEVICE)
     a_q, a_scale = quantized_a(data)

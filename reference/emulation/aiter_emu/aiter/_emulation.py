@@ -30,13 +30,38 @@ def uninitialized(shape, dtype: torch.dtype, device) -> torch.Tensor:
     return raw.view(dtype).reshape(shape)
 
 
-def read_bytes(t: torch.Tensor, byte_offsets: torch.Tensor) -> torch.Tensor:
+def read_bytes(t: torch.Tensor, byte_offsets: torch.Tensor, what: str = "") -> torch.Tensor:
     """The bytes at ``t.data_ptr() + byte_offsets``, as a kernel given only the pointer would read them.
 
-    Offsets outside ``t``'s storage read UNINITIALIZED_BYTE (a GPU would read whatever lies there, or fault).
+    Offsets outside ``t``'s storage read UNINITIALIZED_BYTE (a GPU would read whatever lies there, or fault),
+    and are recorded (``take_reads_past``) under ``what`` ("gemm_a4w4_asm A_scale"): the card of a wrong
+    output then says that aiter's own kernel reads past the operand the file passed.
     """
     storage = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
-    return _read(storage, byte_offsets + t.storage_offset() * t.element_size(), UNINITIALIZED_BYTE)
+    index = byte_offsets + t.storage_offset() * t.element_size()
+    outside = int(((index < 0) | (index >= storage.numel())).sum())
+    if outside and what:
+        _READS_PAST.append({"what": what, "outside": outside, "read": int(index.numel()),
+                            "shape": list(t.shape), "stride": list(t.stride()), "storage_bytes": int(storage.numel())})
+    return _read(storage, index, UNINITIALIZED_BYTE)
+
+
+_READS_PAST: list = []  # reads past an operand's storage since the last take_reads_past()
+
+
+def take_reads_past() -> list:
+    """The reads past an operand's storage recorded since the last call (the worker takes them per call)."""
+    taken = list(_READS_PAST)
+    _READS_PAST.clear()
+    return taken
+
+
+def describe_read_past(entry: dict) -> str:
+    return (f"aiter's {entry['what']} read {entry['outside']} of its {entry['read']} bytes past the storage of the "
+            f"tensor the file passed (shape {tuple(entry['shape'])}, stride {tuple(entry['stride'])}, "
+            f"{entry['storage_bytes']} bytes): aiter's own kernel reads the same offsets, which on the runner hold "
+            f"whatever memory lies there (here 0x{UNINITIALIZED_BYTE:02X}, a NaN E8M0 scale); pass the layout "
+            f"it expects (e8m0_shuffle'd scales, rows padded)")
 
 
 def _read(memory: torch.Tensor, index: torch.Tensor, fill: int) -> torch.Tensor:

@@ -119,10 +119,13 @@ def _asm_product(A, B, A_scale, B_scale, kernel: AsmKernel, k_per_split: int, al
     N, K = B.shape[0], 2 * k_bytes
     groups = _cdiv(K, SCALE_GROUP)
     device = A.device
-    a_codes = _emulation.read_bytes(A, _weight_offsets(M, k_bytes, A.stride(0), False, device))
-    b_codes = _emulation.read_bytes(B, _weight_offsets(N, k_bytes, B.stride(0), kernel.bpreshuffle, device))
-    a = _dequantize(a_codes, _emulation.read_bytes(A_scale, _scale_offsets(M, groups, A_scale.stride(0), device)))
-    b = _dequantize(b_codes, _emulation.read_bytes(B_scale, _scale_offsets(N, groups, B_scale.stride(0), device)))
+    a_codes = _emulation.read_bytes(A, _weight_offsets(M, k_bytes, A.stride(0), False, device), "gemm_a4w4_asm A")
+    b_codes = _emulation.read_bytes(B, _weight_offsets(N, k_bytes, B.stride(0), kernel.bpreshuffle, device),
+                                    "gemm_a4w4_asm B")
+    a = _dequantize(a_codes, _emulation.read_bytes(A_scale, _scale_offsets(M, groups, A_scale.stride(0), device),
+                                                   "gemm_a4w4_asm A_scale"))
+    b = _dequantize(b_codes, _emulation.read_bytes(B_scale, _scale_offsets(N, groups, B_scale.stride(0), device),
+                                                   "gemm_a4w4_asm B_scale"))
     acc = None
     for start in range(0, K, k_per_split):
         partial = (a[:, start:start + k_per_split] @ b[:, start:start + k_per_split].T).to(torch.float32)
