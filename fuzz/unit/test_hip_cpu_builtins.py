@@ -395,3 +395,39 @@ def test_inline_asm_of_the_modelled_instructions_runs_as_the_instruction_model(t
     assert build.unmodelled('asm volatile("s_waitcnt vmcnt(0)\\n s_nop 1");') == ["inline asm (s_waitcnt)"]
     assert build.unmodelled('asm volatile("v_cvt_scalef32_pk_fp4_f32 %0, %1, %2, %3" : "=v"(r) : "v"(a), "v"(b));') \
         == ["inline asm (v_cvt_scalef32_pk_fp4_f32)"]  # an operand short: not the instruction's form
+
+
+BF16_CASTS = r"""
+#include <hip/hip_runtime.h>
+extern "C" void floats_to_bf16(const float* x, unsigned short* out, int n) {
+    for (int i = 0; i < n; ++i) { __bf16 b = (__bf16)x[i]; memcpy(out + i, &b, 2); }
+}
+extern "C" void doubles_to_bf16(const double* x, unsigned short* out, int n) {
+    for (int i = 0; i < n; ++i) { __bf16 b = (__bf16)x[i]; memcpy(out + i, &b, 2); }
+}
+"""
+
+
+def test_casts_to_bf16_load_and_round_to_nearest_even_as_gfx950(tmp_path):
+    """A host build of `(__bf16)x` calls the compiler runtime's __truncsfbf2 / __truncdfbf2, which Debian 12's
+    libgcc lacks: a real load_inline file (kernelsanders 247, which the runner ran, wrong) failed to load on the
+    model and silently ran its aiter fallback to a test PASS. The model defines them: nearest even (gfx950's
+    v_cvt_pk_bf16_f32), NaN quiet; from double with one rounding, not two."""
+    library = ctypes.CDLL(str(build.compile_shared([BF16_CASTS], tmp_path / "casts.so")))
+    bits = np.random.default_rng(0).integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
+    specials = np.array([0x00000000, 0x80000000, 0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7F800000, 0xFF800000,
+                         0x00000001, 0x007FFFFF, 0x7FC00000, 0x7F800001], dtype=np.uint32)
+    x = np.concatenate([bits, specials]).view(np.float32)
+    out = np.zeros(x.size, np.uint16)
+    library.floats_to_bf16(_ptr(x), _ptr(out), ctypes.c_int(x.size))
+    want = torch.from_numpy(x.copy()).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16)
+    nan = np.isnan(x)
+    assert np.array_equal(out[~nan], want[~nan])
+    assert np.all((out[nan] & 0x7FC0) == 0x7FC0)  # a quiet NaN, as the instruction gives
+    tie, step = 1 + 2.0**-8, 2.0**-30  # just past a bf16 tie that float rounding would land exactly on
+    d = np.array([tie + step, tie - step, tie, 1 + 3 * 2.0**-8, -(tie + step), 1e39, -0.0], dtype=np.float64)
+    out = np.zeros(d.size, np.uint16)
+    library.doubles_to_bf16(_ptr(d), _ptr(out), ctypes.c_int(d.size))
+    got = torch.from_numpy(out.astype(np.int16)).view(torch.bfloat16).double().tolist()
+    assert got[:5] == [1 + 2.0**-7, 1.0, 1.0, 1 + 2.0**-6, -(1 + 2.0**-7)]
+    assert got[5] == float("inf") and str(got[6]) == "-0.0"

@@ -31,6 +31,27 @@ def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
     assert result.stdout.splitlines() == ["HipModelRefused True True", "load_inline merge True True", "True"]
 
 
+def test_a_model_library_that_does_not_load_is_the_models_refusal_not_the_files_failure():
+    """A HIP source that builds on the CPU model but whose library lacks a symbol the runner's toolchain
+    provides (a compiler-runtime helper, a HIP API the model has not) fails to import with "undefined symbol".
+    That was read as the file's own import failure; a file that catches it ran its fallback and the report
+    said nothing. It is the model's refusal (HipModelRefused: the verdicts that need the HIP are NOT RUN)."""
+    result = run_script("""
+        from torch.utils.cpp_extension import load_inline
+        try:
+            load_inline("lacks", cpp_sources="int f();", functions=["f"],
+                        cuda_sources='extern "C" int hipcpu_no_such_runtime_helper();\\n'
+                                     'int f() { return hipcpu_no_such_runtime_helper(); }',
+                        extra_cuda_cflags=["--offload-arch=gfx950"])
+        except OSError as e:
+            print(type(e).__name__, "hipcpu_no_such_runtime_helper" in str(e))
+        (a,) = no_rocm.attempts()
+        print("lacks hipcpu_no_such_runtime_helper" in a.cpu_model)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["HipModelRefused True", "True"]
+
+
 def test_hipcc_through_subprocess_is_a_missing_executable_and_is_recorded(tmp_path):
     source = tmp_path / "k.hip"
     source.write_text("__global__ void k() {}\n")

@@ -380,8 +380,14 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     try:
         module = _ticking(lambda: _built_alone(f"{name}_hipcpu", options,
                                                lambda: stock_inline(f"{name}_hipcpu", sources, **options)))
-    except ImportError as error:  # built and linked, but no Python module in it (no PYBIND11_MODULE, no functions=):
-        # torch's import fails the same way on the runner, so this is the file's failure, not the model's
+    except ImportError as error:
+        if "undefined symbol" in str(error):  # the model's library lacks a function the runner's toolchain and
+            # runtime provide (a compiler-runtime helper, a HIP API the model has not): ours, never the file's
+            symbol = str(error).rsplit("undefined symbol:", 1)[-1].strip()
+            raise HipModelRefused(f"load_inline({name!r}): the CPU model's library does not load: it lacks "
+                                  f"{symbol}, which the runner's ROCm provides") from None
+        # built and linked, but no Python module in it (no PYBIND11_MODULE, no functions=): torch's import fails
+        # the same way on the runner, so this is the file's failure, not the model's
         raise FileImportFailed(str(error).replace(f"{name}_hipcpu", name)) from None
     except Exception as error:  # the compiler's refusal, as torch reports it
         if kwargs.get("functions") and f"redefinition of 'PyInit_{name}_hipcpu'" in str(error):

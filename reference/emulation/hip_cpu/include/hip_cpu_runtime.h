@@ -33,6 +33,34 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__clang__)
+// float/double -> __bf16 as compiled host code: x86 without AVX512-BF16 calls these compiler-runtime
+// functions, which GCC's runtime has only from GCC 13 (Debian 12's libgcc lacks them), so a library that
+// casts to __bf16 would not load (undefined symbol __truncsfbf2) and a file would run its fallback instead.
+// On gfx950 the cast is v_cvt_pk_bf16_f32: nearest even, NaN kept quiet. double goes through float rounded to
+// odd, which rounds once overall. Weak: a runtime that has them wins.
+extern "C" __attribute__((weak, noinline)) __bf16 __truncsfbf2(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    uint16_t h = (u & 0x7FFFFFFFu) > 0x7F800000u ? (uint16_t)((u >> 16) | 0x0040u)
+                                                   : (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    __bf16 out;
+    std::memcpy(&out, &h, 2);
+    return out;
+}
+extern "C" __attribute__((weak, noinline)) __bf16 __truncdfbf2(double x) {
+    float f = (float)x;
+    if (!std::isnan(x) && (double)f != x) {  // round to odd: toward zero, then the last bit set
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        if (std::fabs((double)f) > std::fabs(x)) u -= 1;
+        u |= 1u;
+        std::memcpy(&f, &u, 4);
+    }
+    return __truncsfbf2(f);
+}
+#endif
+
 #define __global__ __attribute__((used))
 #define __device__
 #define __host__
