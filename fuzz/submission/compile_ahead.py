@@ -58,13 +58,15 @@ def helper_count(cases: int, environ=os.environ) -> int:
 
 
 def program_steps(cases: list) -> list:
-    """The helper's one program: each case built, called and freed in turn (the worker's step format)."""
-    steps = []
+    """The helper's one program: each case built, called and freed in turn (program.Program's steps)."""
+    from fuzz.submission.program import Program
+
+    program = Program()
     for i, case in enumerate(cases):
-        steps += [{"do": "build", "slot": f"d{i}", "case": case.to_json()},
-                  {"do": "call", "slot": f"d{i}", "out": f"y{i}"},
-                  {"do": "free", "slot": f"d{i}"}]
-    return steps
+        program.build(f"d{i}", case)
+        program.call(f"d{i}", f"y{i}")
+        program.free(f"d{i}")
+    return program.steps
 
 
 class CompileAhead:
@@ -77,7 +79,7 @@ class CompileAhead:
         self.folder = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-compile-ahead-")
         self.require_gpu = require_gpu
         self.workers, self.threads = [], []
-        self.outcomes: list = []  # per helper: "ran N cases", "cpu: nothing to compile", or why it stopped
+        self.outcomes: list = []  # per helper: "N of M calls returned", CPU_TIER, CROWDED, ENDED, or why it stopped
         self.lock = threading.Lock()
         self.stopping = False  # set by stop(): a helper's death is then the check's doing
         self.cases = cases  # None: the runner's cases, made on the helpers' threads (they import torch)
