@@ -16,6 +16,7 @@ restructuring for the leaderboard, not a fix).
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
 EXIT_FILTERED = 7
@@ -51,6 +52,9 @@ def profiles() -> tuple:
     return tuple(kernelguard.BUILTIN_PROFILES)
 
 
+_SCREENING = threading.Lock()
+
+
 def screen(code: str, profile: str = "default") -> Screening:
     """KernelGuard's classification of ``code`` under rule profile ``profile`` (its --api-mode result)."""
     try:
@@ -59,11 +63,15 @@ def screen(code: str, profile: str = "default") -> Screening:
         raise KernelGuardMissing("kernelguard is not installed (python -m pip install kernelguard)") from error
     if profile not in kernelguard.BUILTIN_PROFILES:
         raise ValueError(f"unknown KernelGuard profile {profile!r}; choose one of {', '.join(kernelguard.BUILTIN_PROFILES)}")
-    kernelguard.configure_runtime(profile=profile)
-    try:
-        result = kernelguard.analyze_code(code, compute_structural_hash=False)
-    finally:
-        kernelguard.configure_runtime()  # the default profile again for anyone else in this process
+    # One screening at a time in a process: KernelGuard's profile is process-wide state, and CPython 3.11's
+    # AST-to-object conversion keeps its recursion depth per interpreter (gh-106905), so two threads
+    # parsing at once raise "SystemError: AST constructor recursion depth mismatch" (seen in CI).
+    with _SCREENING:
+        kernelguard.configure_runtime(profile=profile)
+        try:
+            result = kernelguard.analyze_code(code, compute_structural_hash=False)
+        finally:
+            kernelguard.configure_runtime()  # the default profile again for anyone else in this process
     order = kernelguard.SEVERITY_ORDER
     rules = sorted(({"rule": m.get("pattern", "?"), "severity": m.get("severity", "?"), "evidence": m.get("evidence", "")}
                     for m in result.get("matched_patterns", [])), key=lambda r: -order.get(r["severity"], 0))
