@@ -37,7 +37,7 @@ from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.judged import judged_inputs
 from fuzz.submission.lane_order import LaneOrderDoubt
 from fuzz.submission.program import Program
-from fuzz.submission.provenance import tier_limit, where_note
+from fuzz.submission.provenance import crash_in_stand_in, tier_limit, where_note
 from fuzz.submission.run_records import (atomic_add_kernels, bf16_atomic_adds, count_calls, last_trace,
                                          launch_configs, merge_tier_notes, record_shape_evidence)
 from reference import exact_gemm_from_inputs
@@ -152,6 +152,12 @@ class Context:
         if result.kind == "too_slow":
             where = "CPU" if self.tier == "cpu" else f"the {self.tier} tier"
             return self.outcome(verdict, "not_run", f"not reached on {where}: {summary}", program, result=result)
+        ours = crash_in_stand_in(result.stderr, self.runner.path) if result.signal_name else None
+        if ours is not None:
+            return self.outcome(verdict, "not_run", f"not runnable on this tier: {summary} inside {ours}, a stand-in "
+                                "of ours (its kernel reads through raw pointers; past what the file passed, the CPU "
+                                "faults where the GPU reads whatever lies there): ours to tell apart, not the "
+                                "file's verdict", program, result=result)
         return self.outcome(verdict, "fail", summary, program, step_case, result=result, failure_class=result.kind)
 
     # -- judging one output ---------------------------------------------------------------------

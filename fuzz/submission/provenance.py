@@ -285,6 +285,40 @@ def raised_by(exc: dict) -> Raiser | None:
     return None
 
 
+# A line of faulthandler's dump: '  File "PATH", line N in FUNCTION'
+FAULT_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)')
+# Our machinery that runs anyone's kernel (the file's or a stand-in's): a crash there says nothing of whose
+FAULT_MACHINERY = ("/reference/emulation/triton_interpreter.py", "/reference/emulation/triton_batched.py",
+                   "/reference/emulation/patch_registry.py", "/reference/emulation/module_exec.py")
+
+
+def crash_in_stand_in(stderr: str, path: str) -> str | None:
+    """For a worker a signal killed: the stand-in of ours the crashing thread was running, as "the emulated
+    aiter (aiter/ops/...py:148 in _gemm_..._kernel)", when its innermost frame that is the file's or a
+    stand-in's (faulthandler's "Current thread" stack; libraries, Triton's interpreter and our machinery that
+    runs any kernel skipped) is a stand-in's; None when it is the file's code or the dump says nothing.
+
+    A stand-in's kernel reads memory through raw pointers on the CPU, as the GPU does; one that reads past
+    what the file passed can fault here where the GPU reads whatever lies there, so the crash is ours to
+    tell apart, never the file's verdict."""
+    lines = stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), None)
+    if start is None:
+        return None
+    for line in lines[start + 1:]:
+        match = FAULT_FRAME.match(line)
+        if match is None:
+            break  # the end of the crashing thread's stack
+        file = match["file"]
+        normal = file.replace("\\", "/")
+        origin = frame_origin(file, path)
+        if origin is Origin.OWN:
+            return None
+        if origin is Origin.STAND_IN and not any(part in normal for part in FAULT_MACHINERY):
+            return f"{stand_in_name(file)} ({_short_path(file)}:{match['line']} in {match['function']})"
+    return None
+
+
 def _called_api(error: dict) -> str:
     """What the file called when the exception came (the frame just inside its own), if known."""
     chain = error.get("chain") or []

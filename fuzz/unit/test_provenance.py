@@ -357,3 +357,28 @@ def test_an_aiter_name_the_emulation_lacks_is_not_run_and_a_name_aiter_never_had
     elsewhere = exc("ImportError", "cannot import name 'get_GEMM_config' from 'aiter.ops.gemm_op_a4w4' "
                     "(/opt/rocm/aiter/ops/gemm_op_a4w4.py)", mro=["ImportError", "Exception", "BaseException"])
     assert tier_limit(error(elsewhere)) is None  # real aiter lacking it: the file's, as on the runner
+
+
+def test_a_crash_inside_a_stand_in_s_kernel_is_ours_and_inside_the_file_s_is_the_file_s():
+    """faulthandler's dump of a worker killed by SIGSEGV: the crashing thread's innermost frame that is the file's
+    or a stand-in's decides (Triton's interpreter and our machinery that runs any kernel are skipped); a thread
+    other than the crashing one says nothing."""
+    from fuzz.submission.provenance import STAND_IN_ROOT, crash_in_stand_in
+
+    emulated = f"{STAND_IN_ROOT}emulation/aiter_emu/aiter/ops/triton/_triton_kernels/gemm/basic/gemm_a16wfp4.py"
+    machinery = f"{STAND_IN_ROOT}emulation/triton_interpreter.py"
+
+    def dump(*files, other=()):
+        current = [f'  File "{file}", line {10 + i} in fn{i}' for i, file in enumerate(files)]
+        others = [f'  File "{file}", line 1 in g' for file in other]
+        return "\n".join(["Fatal Python error: Segmentation fault", "", "Thread 0x01 (most recent call first):",
+                          *others, "", "Current thread 0x02 (most recent call first):", *current,
+                          "", "Extension modules: numpy.core._multiarray_umath (total: 1)"])
+
+    found = crash_in_stand_in(dump(INTERP, machinery, emulated, SUB), SUB)
+    assert found == ("the emulated aiter (reference/emulation/aiter_emu/aiter/ops/triton/_triton_kernels/gemm/basic/"
+                     "gemm_a16wfp4.py:12 in fn2)")
+    assert crash_in_stand_in(dump(INTERP, machinery, SUB, emulated), SUB) is None  # the file's own kernel ran
+    assert crash_in_stand_in(dump(INTERP, SUB), SUB, ) is None
+    assert crash_in_stand_in(dump(INTERP, SUB, other=(emulated,)), SUB) is None  # another thread's stand-in
+    assert crash_in_stand_in("Segmentation fault (core dumped)", SUB) is None  # no dump: nothing to tell
