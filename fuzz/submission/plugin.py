@@ -417,6 +417,7 @@ def tier_notes_json(notes: dict) -> dict:
         "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
         "hip_cpu": dict(notes.get("hip_cpu") or {}),  # the file's HIP run on the CPU model: launches, calls
         "hip_not_run": dict(notes.get("hip_not_run") or {}),  # what the runner builds or runs, not run here: why
+        "hip_code_objects": dict(notes.get("hip_code_objects") or {}),  # prebuilt code objects run by a stand-in
         "hip_fallback": notes.get("hip_fallback", ""),  # what that means for the verdicts (mark_hip_fallback)
     }
 

@@ -113,6 +113,9 @@ def merge_tier_notes(notes: dict, records) -> None:
                 what = attempt.get("name") or " ".join(attempt.get("command", [])[:2])
                 notes.setdefault("hip_not_run", {}).setdefault(f"{attempt['api']}({what}) at {attempt['where']}",
                                                               attempt["not_run"])
+            elif attempt.get("api") == "hipModuleLoad":  # a prebuilt code object the model runs as a stand-in
+                notes.setdefault("hip_code_objects", {}).setdefault(
+                    f"hipModuleLoad({attempt.get('name')}) at {attempt['where']}", attempt.get("cpu_model", ""))
         if notes.get("hip_not_run") and "exception" not in record:  # the file went on without it: a fallback served
             notes["hip_fallback_calls"] = notes.get("hip_fallback_calls", 0) + 1
         if record.get("hip_cpu_launches"):  # the file's hipcc-built HIP ran on the CPU model for this call

@@ -105,6 +105,44 @@ def on_hip_cpu_block(callback) -> None:
     _state["block_tick"] = callback
 
 
+# The host of prebuilt code objects a library's hipModuleLoad asks (include/hip_cpu_module.h): op 0 load, 1 get
+# function, 2 launch; answers 0, HIP's error code, or NOT_MODELLED after recording why (code_objects.py).
+_CODE_OBJECT_HOST = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p,
+                                     ctypes.c_ulong, ctypes.POINTER(ctypes.c_uint))
+NOT_MODELLED = 1000  # hip_cpu_runtime.h's kNotModelled
+
+
+def _code_object_host(op, path, name, args, size, dims) -> int:
+    from reference.emulation.hip_cpu import code_objects
+
+    path, name = (path or b"").decode(errors="replace"), (name or b"").decode(errors="replace")
+    try:
+        if op == 0:
+            kernel = code_objects.kernel_of(path)
+            _state["attempts"].append(Attempt("hipModuleLoad", _caller(), name=os.path.basename(path), cpu_model=(
+                f"modelled: aiter's f4gemm ASM kernel {kernel.name} runs as the emulated aiter's model of it "
+                "(reference/emulation/hip_cpu/code_objects.py); the runner runs aiter's binary")))
+        elif op == 1:
+            return 0 if code_objects.has_function(path, name) else 500  # hipErrorNotFound, as HIP's
+        else:
+            code_objects.launch(path, name, ctypes.string_at(args, size), (dims[0], dims[1], dims[2]),
+                                (dims[3], dims[4], dims[5]))
+        return 0
+    except code_objects.NotModelled as error:
+        reason = str(error)
+    except Exception as error:  # noqa: BLE001 -- the model itself failed (ours): never an exception through C
+        reason = f"the CPU model's run of aiter's f4gemm code object failed: {type(error).__name__}: {error}"
+    if reason not in _state["code_object_refusals"]:
+        _state["code_object_refusals"].append(reason)
+    if op == 0:  # the file may catch the failed load and fall back: the report must say what did not run
+        _state["attempts"].append(Attempt("hipModuleLoad", _caller(), name=path, cpu_model=reason, not_run=reason))
+    return NOT_MODELLED
+
+
+_state["code_object_host"] = _CODE_OBJECT_HOST(_code_object_host)  # kept alive as long as the libraries
+_state["code_object_refusals"] = []
+
+
 def hip_cpu_launches() -> int:
     """Kernel launches so far of every library the CPU model built (each counts its own)."""
     total = 0
@@ -117,7 +155,8 @@ def hip_cpu_launches() -> int:
 def hip_cpu_take_unmodelled() -> str:
     """What the file's HIP needed at run time that the CPU model does not run (divergent lane operations, a
     barrier not every thread reaches), since the last time this was asked; "" when nothing."""
-    reasons = []
+    reasons = list(_state["code_object_refusals"])
+    _state["code_object_refusals"].clear()
     for library in _state["hip_cpu_libraries"].values():
         if library is not None and hasattr(library, "hip_cpu_take_unmodelled"):
             library.hip_cpu_take_unmodelled.restype = ctypes.c_char_p
@@ -415,6 +454,9 @@ def _register_library(path: str) -> None:
             library = ctypes.CDLL(path)  # the handle the file's own load shares
             library.hip_cpu_launch_count.restype = ctypes.c_longlong
             library.hip_cpu_set_progress.argtypes = [_BLOCK_CALLBACK]
+            if hasattr(library, "hip_cpu_set_code_object_host"):
+                library.hip_cpu_set_code_object_host.argtypes = [_CODE_OBJECT_HOST]
+                library.hip_cpu_set_code_object_host(_state["code_object_host"])
         except (OSError, AttributeError):
             library = None
         _state["hip_cpu_libraries"][path] = library

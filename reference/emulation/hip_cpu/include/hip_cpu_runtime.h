@@ -524,6 +524,7 @@ inline unsigned __lane_id() { return (unsigned)::hipcpu::lane_id(); }
 #include "hip_cpu_bf16.h"
 #include "hip_cpu_lanes.h"
 #include "hip_cpu_api.h"
+#include "hip_cpu_module.h"
 #include "hip_cpu_memcheck.h"
 #if defined(__clang__)
 #include "hip_cpu_gfx950.h"

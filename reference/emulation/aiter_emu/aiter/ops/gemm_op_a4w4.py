@@ -122,10 +122,19 @@ def _asm_product(A, B, A_scale, B_scale, kernel: AsmKernel, k_per_split: int, al
     a_codes = _emulation.read_bytes(A, _weight_offsets(M, k_bytes, A.stride(0), False, device), "gemm_a4w4_asm A")
     b_codes = _emulation.read_bytes(B, _weight_offsets(N, k_bytes, B.stride(0), kernel.bpreshuffle, device),
                                     "gemm_a4w4_asm B")
-    a = _dequantize(a_codes, _emulation.read_bytes(A_scale, _scale_offsets(M, groups, A_scale.stride(0), device),
-                                                   "gemm_a4w4_asm A_scale"))
-    b = _dequantize(b_codes, _emulation.read_bytes(B_scale, _scale_offsets(N, groups, B_scale.stride(0), device),
-                                                   "gemm_a4w4_asm B_scale"))
+    a_scales = _emulation.read_bytes(A_scale, _scale_offsets(M, groups, A_scale.stride(0), device),
+                                     "gemm_a4w4_asm A_scale")
+    b_scales = _emulation.read_bytes(B_scale, _scale_offsets(N, groups, B_scale.stride(0), device),
+                                     "gemm_a4w4_asm B_scale")
+    return asm_arithmetic(a_codes, a_scales, b_codes, b_scales, k_per_split, alpha, beta, bias)
+
+
+def asm_arithmetic(a_codes, a_scales, b_codes, b_scales, k_per_split: int, alpha, beta, bias) -> Tensor:
+    """bf16 [M, N] from the bytes the ASM kernel read: packed codes [M or N, K/2] and scale bytes
+    [M or N, cdiv(K, 32)] in row order (the CPU model's launches of aiter's code objects read them too)."""
+    a = _dequantize(a_codes, a_scales)
+    b = _dequantize(b_codes, b_scales)
+    K = a.shape[1]
     acc = None
     for start in range(0, K, k_per_split):
         partial = (a[:, start:start + k_per_split] @ b[:, start:start + k_per_split].T).to(torch.float32)
