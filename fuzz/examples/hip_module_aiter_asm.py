@@ -7,10 +7,8 @@ files do it to skip aiter's Python dispatch: ``hipModuleLoad`` of the code objec
 quantizer and its scales shuffled, as aiter's own recipe does.
 
 On the CPU tier the model runs this launch as the emulated aiter's model of that kernel
-(reference/emulation/hip_cpu/code_objects.py). ``MODE`` selects a wrong twin for the tests.
+(reference/emulation/hip_cpu/code_objects.py). hip_module_aiter_asm_scale_stride_wrong.py is its wrong twin.
 """
-import os
-
 import torch
 from torch.utils.cpp_extension import load_inline
 
@@ -24,7 +22,6 @@ TILE_M, TILE_N = 32, 128
 NAME = f"f4gemm_bf16_per1x32Fp4_BpreShuffle_{TILE_M}x{TILE_N}"
 CODE_OBJECT = f"/home/runner/aiter/hsa/gfx950/f4gemm/{NAME}.co"
 KERNEL = f"_ZN5aiter{len(NAME)}{NAME}E"
-MODE = os.environ.get("HIP_MODULE_EXAMPLE_MODE", "")  # "" correct; "scale_stride": B's scale rows read wrong
 
 CPP = "torch::Tensor launch(std::string path, std::string name, torch::Tensor a, torch::Tensor a_scale, " \
       "torch::Tensor b, torch::Tensor b_scale, torch::Tensor out, int64_t m, int64_t b_scale_stride);"
@@ -78,14 +75,19 @@ module = load_inline(name="hip_module_aiter_asm", cpp_sources=CPP, cuda_sources=
                      extra_cuda_cflags=["-O3", "--offload-arch=gfx950"], verbose=False)
 
 
-def custom_kernel(data: input_t) -> output_t:
+def gemm(data: input_t, scale_stride_halved: bool = False) -> output_t:
+    """The GEMM; ``scale_stride_halved`` passes half of B's scale row stride (the wrong twin)."""
     A, _, _, B_shuffle, B_scale_sh = data
     m, n = A.shape[0], B_shuffle.shape[0]
     a_q, a_scale = dynamic_mxfp4_quant(A)
     a_scale_sh = fp4_utils.e8m0_shuffle(a_scale).view(torch.uint8)
     out = torch.empty(((m + 31) // 32 * 32, n), dtype=torch.bfloat16, device=A.device)
     b_scale = B_scale_sh.view(torch.uint8)
-    stride = b_scale.stride(0) // 2 if MODE == "scale_stride" else b_scale.stride(0)
+    stride = b_scale.stride(0) // 2 if scale_stride_halved else b_scale.stride(0)
     module.launch(CODE_OBJECT, KERNEL, a_q.view(torch.uint8), a_scale_sh, B_shuffle.view(torch.uint8), b_scale, out,
                   m, stride)
     return out[:m]
+
+
+def custom_kernel(data: input_t) -> output_t:
+    return gemm(data)

@@ -23,6 +23,7 @@ may fault where the GPU reads whatever lies there (a crash there is ours to tell
 from __future__ import annotations
 
 import ctypes
+import importlib
 import re
 import struct
 
@@ -38,6 +39,13 @@ AITER_F4GEMM = re.compile(r"(?:^|/)hsa/gfx950/f4gemm/(?P<base>f4gemm_bf16_per1x3
 THREADS = 256  # aiter launches every f4gemm kernel with 256 threads (4 waves)
 
 
+def _asm():
+    """The emulated aiter's ASM model, loaded apart from whichever aiter the file imports (select.py)."""
+    from reference.emulation import select
+
+    return importlib.import_module(f"{select.load_emulation().__name__}.ops.gemm_op_a4w4")
+
+
 class NotModelled(Exception):
     """What of a code object or its launch the model does not run (the call is NOT RUN, naming it)."""
 
@@ -45,10 +53,8 @@ class NotModelled(Exception):
 def kernel_of(path: str):
     """The emulated aiter's description (``AsmKernel``) of the f4gemm code object at ``path``; NotModelled for
     any other code object."""
-    from reference.emulation.aiter_emu.aiter.ops import gemm_op_a4w4
-
     match = AITER_F4GEMM.search(path.replace("\\", "/"))
-    kernel = next((k for k in gemm_op_a4w4.ASM_KERNELS if match and k.name == f"_ZN5aiter{len(match['base'])}"
+    kernel = next((k for k in _asm().ASM_KERNELS if match and k.name == f"_ZN5aiter{len(match['base'])}"
                    f"{match['base']}E"), None)
     if kernel is None:
         raise NotModelled(f"hipModuleLoad({path!r}): a prebuilt code object; the CPU model of gfx950 runs none but "
@@ -78,8 +84,7 @@ def _bytes_at(address: int, offsets: torch.Tensor) -> torch.Tensor:
 def launch(path: str, name: str, buffer: bytes, grid: tuple, block: tuple) -> None:
     """Run one ``hipModuleLaunchKernel`` of aiter's f4gemm kernel ``name`` from ``path`` with the argument
     buffer ``buffer``: D = alpha * A @ B^T over the tiles the grid covers, written through ptr_D."""
-    from reference.emulation.aiter_emu.aiter.ops import gemm_op_a4w4 as asm
-
+    asm = _asm()
     kernel = kernel_of(path)
     if kernel.name != name:
         raise NotModelled(f"{name} is not the kernel of {path}")
