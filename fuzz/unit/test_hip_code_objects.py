@@ -124,3 +124,36 @@ def test_the_host_refuses_an_unknown_code_object_and_records_what_did_not_run():
     assert modelled.not_run == "" and modelled.cpu_model.startswith("modelled")
     assert "/tmp/own.co" in no_rocm.hip_cpu_take_unmodelled() and no_rocm.hip_cpu_take_unmodelled() == ""
     no_rocm.reset_attempts()
+
+
+def test_through_ctypes_as_real_files_launch_it(tmp_path):
+    """libamdhip64 through ctypes (hiprtc.py's stand-ins), as real files write it: hipModuleLoad by path,
+    hipModuleGetFunction by the mangled name, hipModuleLaunchKernel with kernelParams None and the extra array
+    cast to a pointer; the result is the emulated gemm_a4w4_asm's, and a code object the model lacks is refused."""
+    from reference.emulation.hip_cpu import hiprtc
+
+    m, n, k = 8, 256, 512
+    data, a_q, a_scale, b, b_scale = operands(m, n, k, seed=5)
+    expected = torch.zeros((32, n), dtype=torch.bfloat16)
+    asm.gemm_a4w4_asm(a_q.view(asm.dtypes.fp4x2), data[3], a_scale.view(asm.dtypes.fp8_e8m0), data[4], expected,
+                      KERNEL, log2_k_split=0)
+    loaded = []
+    runtime = hiprtc.Runtime(tmp_path, on_code_object=loaded.append)
+    hip = type("Hip", (), {})()
+    hiprtc.install_on(hip, runtime, "libamdhip64")
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    hip.hipModuleLoad.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
+    assert hip.hipModuleLoad(ctypes.byref(module), CODE_OBJECT.encode()) == 0 and loaded == [CODE_OBJECT]
+    assert hip.hipModuleGetFunction(ctypes.byref(function), module, b"_Z1kv") == 500
+    assert hip.hipModuleGetFunction(ctypes.byref(function), module, KERNEL.encode()) == 0
+    out = torch.zeros_like(expected)
+    args = ctypes.create_string_buffer(kernel_args(out, a_q, a_scale, b, b_scale, m), code_objects.ARGS_BYTES)
+    size = ctypes.c_size_t(code_objects.ARGS_BYTES)
+    extra = (ctypes.c_void_p * 5)(1, ctypes.cast(ctypes.pointer(args), ctypes.c_void_p), 2,
+                                  ctypes.cast(ctypes.pointer(size), ctypes.c_void_p), 3)
+    launched = code_objects.LAUNCHES[0]
+    assert hip.hipModuleLaunchKernel(function, 2, 1, 1, 256, 1, 1, 0, None, None,
+                                     ctypes.cast(extra, ctypes.POINTER(ctypes.c_void_p))) == 0
+    assert torch.equal(out, expected) and code_objects.LAUNCHES[0] == launched + 1
+    with pytest.raises(hiprtc.NotModelled, match="prebuilt code object"):
+        hip.hipModuleLoad(ctypes.byref(module), b"/tmp/fp4_lds.co")

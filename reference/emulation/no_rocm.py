@@ -112,16 +112,23 @@ _CODE_OBJECT_HOST = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p
 NOT_MODELLED = 1000  # hip_cpu_runtime.h's kNotModelled
 
 
+def _code_object_modelled(path: str) -> None:
+    """Record that the code object at ``path`` (one the model runs) was loaded: the report's hip line."""
+    from reference.emulation.hip_cpu import code_objects
+
+    kernel = code_objects.kernel_of(path)
+    _state["attempts"].append(Attempt("hipModuleLoad", _caller(), name=os.path.basename(path), cpu_model=(
+        f"modelled: aiter's f4gemm ASM kernel {kernel.name} runs as the emulated aiter's model of it "
+        "(reference/emulation/hip_cpu/code_objects.py); the runner runs aiter's binary")))
+
+
 def _code_object_host(op, path, name, args, size, dims) -> int:
     from reference.emulation.hip_cpu import code_objects
 
     path, name = (path or b"").decode(errors="replace"), (name or b"").decode(errors="replace")
     try:
         if op == 0:
-            kernel = code_objects.kernel_of(path)
-            _state["attempts"].append(Attempt("hipModuleLoad", _caller(), name=os.path.basename(path), cpu_model=(
-                f"modelled: aiter's f4gemm ASM kernel {kernel.name} runs as the emulated aiter's model of it "
-                "(reference/emulation/hip_cpu/code_objects.py); the runner runs aiter's binary")))
+            _code_object_modelled(path)
         elif op == 1:
             return 0 if code_objects.has_function(path, name) else 500  # hipErrorNotFound, as HIP's
         else:
@@ -145,7 +152,9 @@ _state["code_object_refusals"] = []
 
 def hip_cpu_launches() -> int:
     """Kernel launches so far of every library the CPU model built (each counts its own)."""
-    total = 0
+    from reference.emulation.hip_cpu import code_objects
+
+    total = code_objects.LAUNCHES[0]  # aiter's code objects launched through ctypes
     for library in _state["hip_cpu_libraries"].values():
         if library is not None:
             total += int(library.hip_cpu_launch_count())
@@ -221,7 +230,7 @@ def _caller() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
-        if not any(part in path for part in ("/torch/", "/subprocess.py", "/ctypes/", __file__)):
+        if not any(part in path for part in ("/torch/", "/subprocess.py", "/ctypes/", os.path.dirname(__file__))):
             return f"{path}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
@@ -475,7 +484,7 @@ def _hiprtc_runtime():
 
         folder = _process_folder("mxfp4-fuzz-hiprtc")
         _state["hiprtc_runtime"] = hiprtc.Runtime(folder, on_built=_register_library, on_refused=_hiprtc_refused,
-                                                  on_compiled=_hiprtc_compiled)
+                                                  on_compiled=_hiprtc_compiled, on_code_object=_code_object_modelled)
     return _state["hiprtc_runtime"]
 
 

@@ -37,6 +37,7 @@ FIELDS = {"ptr_D": (0, "Q"), "ptr_C": (1, "Q"), "ptr_A": (2, "Q"), "ptr_B": (3, 
           "stride_ScaleA0": (19, "I"), "stride_ScaleB0": (21, "I"), "log2_k_split": (23, "i")}
 AITER_F4GEMM = re.compile(r"(?:^|/)hsa/gfx950/f4gemm/(?P<base>f4gemm_bf16_per1x32Fp4_\w+?)\.co$")
 THREADS = 256  # aiter launches every f4gemm kernel with 256 threads (4 waves)
+LAUNCHES = [0]  # launches through ctypes (hiprtc.py); the C++ path counts in the model library's own counter
 
 
 def _asm():

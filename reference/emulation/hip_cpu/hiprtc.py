@@ -7,9 +7,9 @@ __global__`` kernel, which unpacks ``kernelParams`` (an array of argument addres
 kernel's own parameter types. The "code object" handed back is a token naming that library.
 
 Modelled: hiprtcCreateProgram, hiprtcCompileProgram, hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize,
-hiprtcGetProgramLog, hiprtcDestroyProgram, hiprtcGetErrorString, hipModuleLoadData, hipModuleLoad (not: a
-file path of a code object), hipModuleGetFunction, hipModuleLaunchKernel (kernelParams; not the ``extra``
-buffer), hipModuleUnload, hipGetErrorString, and the synchronisation and error calls that have nothing to do on the CPU.
+hiprtcGetProgramLog, hiprtcDestroyProgram, hiprtcGetErrorString, hipModuleLoadData, hipModuleLoad (a file path:
+aiter's f4gemm ASM code objects only, run as the emulated aiter's model, code_objects.py), hipModuleGetFunction,
+hipModuleLaunchKernel (kernelParams for the model's own builds; the ``extra`` buffer for aiter's), hipModuleUnload, hipGetErrorString, and the synchronisation and error calls that have nothing to do on the CPU.
 Each is a ``ModelledFunction``: ``restype``, ``argtypes`` and ``errcheck`` act as on a ctypes function.
 Any other function of these libraries raises ``NotModelled`` naming it (NOT RUN, never FAIL).
 """
@@ -20,9 +20,10 @@ import hashlib
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
-from reference.emulation.hip_cpu import build
+from reference.emulation.hip_cpu import build, code_objects
 
 KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|'
                     r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\))\s*)*void\s+(\w+)\s*\(([^)]*)\)', re.DOTALL)
@@ -106,6 +107,47 @@ class NotModelled(build.NotModelled):
     pass
 
 
+@dataclass(frozen=True)
+class CodeObject:
+    """A module or function handle of a prebuilt code object the model runs (code_objects.py)."""
+    path: str
+    name: str = ""
+
+
+def _address(value) -> int:
+    """The address a ctypes argument holds or is: an array, a pointer, a c_void_p, byref(), or an int."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, ctypes.c_void_p):
+        return value.value or 0
+    if hasattr(value, "_obj"):  # byref(x)
+        return ctypes.addressof(value._obj)
+    if isinstance(value, ctypes.Array):
+        return ctypes.addressof(value)
+    return ctypes.cast(value, ctypes.c_void_p).value or 0
+
+
+def _argument_buffer(extra) -> bytes | None:
+    """The kernel argument buffer hipModuleLaunchKernel's ``extra`` names (HIP_LAUNCH_PARAM_BUFFER_POINTER and
+    _SIZE pairs up to _END), or None without one."""
+    address = _address(extra)
+    if not address:
+        return None
+    pointer, size = None, None
+    for i in range(0, 16, 2):
+        key = ctypes.c_void_p.from_address(address + 8 * i).value or 0
+        if key == 3:  # HIP_LAUNCH_PARAM_END
+            break
+        value = ctypes.c_void_p.from_address(address + 8 * (i + 1)).value or 0
+        if key == 1:
+            pointer = value
+        elif key == 2:
+            size = ctypes.c_size_t.from_address(value).value
+    return ctypes.string_at(pointer, size) if pointer and size is not None else None
+
+
 def _target(ref):
     """The ctypes object a byref()/pointer()/address argument points at (written through)."""
     if hasattr(ref, "_obj"):
@@ -140,8 +182,9 @@ def _text(value) -> str:
 class Runtime:
     """The state both fake libraries share: programs, modules and functions by handle."""
 
-    def __init__(self, library_dir: Path, on_built=None, on_refused=None, on_compiled=None):
+    def __init__(self, library_dir: Path, on_built=None, on_refused=None, on_compiled=None, on_code_object=None):
         self.library_dir = Path(library_dir)
+        self.on_code_object = on_code_object  # called with the path of each code object loaded that the model runs
         self.on_built = on_built  # called with each library path built (launch counting, progress)
         self.on_refused = on_refused  # called with (what, why) for each call the model could not run
         # called with (program name, source, defines, includes, why not built or "") for every compile: what
@@ -244,10 +287,28 @@ class Runtime:
         _set(module, self._handle(self.modules, ctypes.CDLL(path)))
         return SUCCESS
 
+    def hipModuleLoad(self, module, path):
+        """A code object by path: aiter's f4gemm ASM kernels run as the emulated aiter's model of them
+        (code_objects.py); any other is NotModelled, naming it."""
+        fname = _text(path)
+        try:
+            code_objects.kernel_of(fname)
+        except code_objects.NotModelled as error:
+            raise NotModelled(str(error)) from None
+        if self.on_code_object is not None:
+            self.on_code_object(fname)
+        _set(module, self._handle(self.modules, CodeObject(fname)))
+        return SUCCESS
+
     def hipModuleGetFunction(self, function, module, name):
         key = module.value if isinstance(module, ctypes.c_void_p) else module
         library = self.modules[int(key)]
         kernel = _text(name)
+        if isinstance(library, CodeObject):
+            if not code_objects.has_function(library.path, kernel):
+                return 500  # hipErrorNotFound, as HIP answers for a name the code object lacks
+            _set(function, self._handle(self.functions, CodeObject(library.path, kernel)))
+            return SUCCESS
         try:
             launcher = getattr(library, f"hipcpu_module_launch_{kernel}")
         except AttributeError:
@@ -259,6 +320,18 @@ class Runtime:
     def hipModuleLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra=None):
         key = function.value if isinstance(function, ctypes.c_void_p) else function
         launcher = self.functions[int(key)]
+        if isinstance(launcher, CodeObject):
+            buffer = _argument_buffer(extra)
+            if buffer is None:
+                raise NotModelled("hipModuleLaunchKernel of a prebuilt code object without the 'extra' argument "
+                                  "buffer (aiter's kernels take theirs there)")
+            dims = [int(getattr(v, "value", v) or 0) for v in (gx, gy, gz, bx, by, bz)]
+            try:
+                code_objects.launch(launcher.path, launcher.name, buffer, tuple(dims[:3]), tuple(dims[3:]))
+            except code_objects.NotModelled as error:
+                raise NotModelled(str(error)) from None
+            code_objects.LAUNCHES[0] += 1  # the file's HIP served the call (no_rocm counts it with the libraries')
+            return SUCCESS
         if params is None:
             raise NotModelled("hipModuleLaunchKernel with the 'extra' argument buffer (only kernelParams is modelled)")
         launcher(*(int(getattr(v, "value", v) or 0) for v in (gx, gy, gz, bx, by, bz, shared)),
