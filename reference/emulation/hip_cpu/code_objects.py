@@ -70,8 +70,11 @@ def has_function(path: str, name: str) -> bool:
 
 def read_args(buffer: bytes) -> dict:
     if len(buffer) < ARGS_BYTES:
-        raise NotModelled(f"an f4gemm launch with a {len(buffer)}-byte argument buffer (aiter's KernelArgs has "
-                          f"{ARGS_BYTES}): the kernel would read past it")
+        past = [name for name, (slot, _) in FIELDS.items() if 16 * slot + 4 > len(buffer)]
+        raise NotModelled(f"an f4gemm launch with a {len(buffer)}-byte argument buffer, where aiter's KernelArgs has "
+                          f"{ARGS_BYTES} (every field in a 16-byte slot, asm_gemm_a4w4.cu): the kernel reads "
+                          f"{', '.join(past)} past it, whatever the runtime's argument segment holds there (on the "
+                          "runner likely a wrong result or a fault), which the model cannot say")
     return {name: struct.unpack_from("<" + kind, buffer, 16 * slot)[0] for name, (slot, kind) in FIELDS.items()}
 
 
