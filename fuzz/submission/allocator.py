@@ -15,6 +15,9 @@ def raw_bytes(storage) -> torch.Tensor:
     return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
 
 
+GUARD_BYTES = 1 << 16  # past each guarded input: more than a kernel's tile reaches past a row or a tensor's end
+
+
 class BlockPool:
     """Storage blocks by size, handed out last-freed first, like the caching allocator."""
 
@@ -23,10 +26,19 @@ class BlockPool:
         self.free: dict[int, list] = {}
         self.released: list = []  # freed but maybe still referenced by the submission
 
-    def place(self, t: torch.Tensor) -> torch.Tensor:
+    def place(self, t: torch.Tensor, guard: int | None = None) -> torch.Tensor:
         """A tensor with t's dtype, shape, strides and offset in a pool block holding a copy of t's whole
-        storage (so a layout's poisoned padding comes along)."""
+        storage (so a layout's poisoned padding comes along). ``guard`` (a byte, host memory only): the block
+        is followed by GUARD_BYTES of that byte, outside the tensor's storage, so a kernel that reads past the
+        input reads them (a fresh block, never reused)."""
         nbytes = t.untyped_storage().nbytes()
+        if guard is not None and self.device == "cpu":
+            memory = bytearray(bytes([guard]) * (nbytes + GUARD_BYTES))
+            storage = torch.frombuffer(memory, dtype=torch.uint8, count=max(nbytes, 1))[:nbytes].untyped_storage() \
+                if nbytes else torch.empty(0, dtype=torch.uint8).untyped_storage()
+            raw_bytes(storage).copy_(raw_bytes(t.untyped_storage()))
+            return torch.empty(0, dtype=t.dtype, device=self.device).set_(storage, t.storage_offset(), t.shape,
+                                                                          t.stride())
         blocks = self.free.get(nbytes)
         storage = blocks.pop() if blocks else torch.empty(nbytes, dtype=torch.uint8, device=self.device).untyped_storage()
         raw_bytes(storage).copy_(raw_bytes(t.untyped_storage()))

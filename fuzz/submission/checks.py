@@ -119,6 +119,9 @@ class Context:
         timeout the last lines the submission printed, and for a wrong output its ``error_map`` with the
         output tiles of the program's Triton launches."""
         tail = result.tail(OUTPUT_TAIL_LINES) if result is not None and result.kind not in ("ok", "too_slow") else ""
+        past = self.lane_doubt.take_note()  # a lane-order doubt set aside: the output reads past its inputs
+        if status == "fail" and past:
+            summary += past
         slow = getattr(self, "last_result", None)
         if slow is not None and slow.slow_note():
             summary = f"{summary}; {slow.slow_note()}"

@@ -29,6 +29,13 @@ class LaneOrderDoubt:
     def __init__(self, ctx):
         self.ctx = ctx
         self._cache = None  # (program, its masks)
+        self._past_cache = None  # (program, where its outputs do not depend on the bytes past its inputs)
+        self.note = ""  # why a failure that changes with the lane order stands (take_note)
+
+    def take_note(self) -> str:
+        """The last standing failure's note ("; the output depends on the bytes past ...") once, else ""."""
+        note, self.note = self.note, ""
+        return note
 
     def stable(self, program: Program, outputs: dict, names) -> torch.Tensor | None:
         """Where the outputs ``names`` of ``program`` (as ``outputs`` holds them) do not depend on the order of
@@ -51,11 +58,48 @@ class LaneOrderDoubt:
             return self._cache[1]
         ctx = self.ctx
         first = {name: ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
+        masks = self._equal_where(first, [program.with_hip_lanes(order) for order in ("reversed", "rotated")])
+        self._cache = (program, masks)
+        return masks
+
+    def _unaffected_by_past(self, program: Program, outputs: dict, names) -> torch.Tensor | None:
+        """Where the outputs ``names`` do not depend on memory the file was not given or nobody wrote: the same
+        in a rerun in the same lane order (memory that differs from run to run), and the same when the bytes past
+        every input differ (two runs, each input followed by 0xA5 bytes, then 0x5A). None when the runs are not
+        comparable."""
+        if self._past_cache is None or self._past_cache[0] is not program:
+            first = {name: self.ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
+            masks = self._equal_where(first, [program])
+            kept = self.ctx.last_result
+            try:
+                result, again = self.ctx.execute(program.with_input_guard(0xA5))
+            finally:
+                self.ctx.last_result = kept
+            guarded = {name: result.tensor(r).cpu() for name, r in again.items()
+                       if result.kind == "ok" and "file" in r and name in outputs}
+            past = self._equal_where(guarded, [program.with_input_guard(0x5A)]) if guarded else {}
+            for name in masks:
+                both = (masks[name], past.get(name))
+                masks[name] = None if any(m is None for m in both) or both[0].shape != both[1].shape \
+                    else both[0] & both[1]
+            self._past_cache = (program, masks)
+        masks = self._past_cache[1]
+        if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
+            return None
+        unaffected = masks[names[0]].clone()
+        for name in names[1:]:
+            unaffected &= masks[name]
+        return unaffected
+
+    def _equal_where(self, first: dict, programs: list) -> dict:
+        """Output name -> where ``first``'s output is bitwise the same in the runs of ``programs`` (None: a run
+        did not give a comparable output)."""
+        ctx = self.ctx
         masks = {name: torch.ones(y.shape, dtype=torch.bool) for name, y in first.items()}
         kept = ctx.last_result
         try:
-            for order in ("reversed", "rotated"):
-                result, again = ctx.execute(program.with_hip_lanes(order))
+            for again_program in programs:
+                result, again = ctx.execute(again_program)
                 for name, y in first.items():
                     other = again.get(name, {})
                     if masks[name] is None:
@@ -70,7 +114,6 @@ class LaneOrderDoubt:
                     masks[name] &= _raw(z) == _raw(y)
         finally:
             ctx.last_result = kept
-        self._cache = (program, masks)
         return masks
 
     def failure(self, program: Program, outputs: dict, out: str, case: Case, fails) -> str:
@@ -79,24 +122,42 @@ class LaneOrderDoubt:
         ``fails(output)``, the others set to the exact product rounded to bf16 (a wrong kernel, or a race
         between waves). An output wrong only where the order changes it relies on lockstep (or races inside a
         wave), which the runner decides."""
+        self.note = ""
         stable = self.stable(program, outputs, [out])
         if stable is None or bool(stable.all()):
             return ""
         y = self.ctx.last_result.tensor(outputs[out]).cpu()
+        past = self._past(program, outputs, [out], stable)
         data, _ = judged_inputs(case)
-        settled = torch.where(stable, y, official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu())
+        settled = torch.where(stable | past, y, official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu())
         if fails(settled):
+            self.note = _past_note(past) if bool(past.any()) else ""
             return ""
         return _note(stable, "is wrong only where its output changes")
+
+    def _past(self, program: Program, outputs: dict, names, stable: torch.Tensor) -> torch.Tensor:
+        """Where an output that changes with the lane order changes with the bytes past the inputs too: it reads
+        memory it was not given (or nobody wrote), which holds garbage on the runner as well, whatever the
+        order of a wave's lanes. Such elements are the file's, not a lane-order doubt."""
+        unaffected = self._unaffected_by_past(program, outputs, names)
+        if unaffected is None or unaffected.shape != stable.shape:
+            return torch.zeros_like(stable)
+        return ~unaffected & ~stable
 
     def difference(self, program: Program, outputs: dict, a: str, b: str) -> str:
         """Why outputs ``a`` and ``b`` of ``program``, which should be bitwise equal but are not, cannot be called
         different here, or "": they differ nowhere outside the elements that depend on the lane order."""
+        self.note = ""
         stable = self.stable(program, outputs, [a, b])
         if stable is None or bool(stable.all()):
             return ""
         ya, yb = (self.ctx.last_result.tensor(outputs[n]).cpu() for n in (a, b))
-        if bool(((_raw(ya) != _raw(yb)) & stable).any()):
+        differ = _raw(ya) != _raw(yb)
+        if bool((differ & stable).any()):
+            return ""
+        past = self._past(program, outputs, [a, b], stable)
+        if bool((differ & past).any()):
+            self.note = _past_note(past)
             return ""
         return _note(stable, "differs only where its outputs change")
 
@@ -105,6 +166,12 @@ def _note(stable: torch.Tensor, what: str) -> str:
     return (f"the file's HIP {what} ({int((~stable).sum())} of {stable.numel()} elements) when the lanes of each wave "
             "run in another order on the CPU model: it relies on the lockstep of a gfx950 wave (or races inside "
             "one), which the CPU model does not run, so the runner decides")
+
+
+def _past_note(past: torch.Tensor) -> str:
+    return (f"; not a lane-order doubt: {int(past.sum())} of {past.numel()} elements change from run to run in the "
+            "same lane order, or with the bytes after each input: the file reads memory past what it was given or "
+            "what anyone wrote, which holds garbage on the runner too")
 
 
 def _raw(t: torch.Tensor) -> torch.Tensor:

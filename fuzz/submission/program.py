@@ -53,6 +53,17 @@ class Program:
             again._add(step, line)
         return again
 
+    def with_input_guard(self, byte: int) -> "Program":
+        """This program with every input built in memory followed by bytes of value ``byte`` (host memory: the
+        CPU tier), so a kernel that reads past an input reads them."""
+        again = Program()
+        again.case_of = dict(self.case_of)
+        for step, line in zip(self.steps, self.lines):
+            if step["do"] == "build":
+                step, line = {**step, "guard": byte}, f"{line}, each tensor followed by 0x{byte:02X} bytes"
+            again._add(step, line)
+        return again
+
     @classmethod
     def single_call(cls, case: Case, autotune_choice: int | None = None) -> "Program":
         """``d = inputs(case); y = custom_kernel(d)``: the program of the one-call verdicts."""

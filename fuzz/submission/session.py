@@ -170,7 +170,8 @@ class Session:
             with poison.paused():  # our inputs are the case's bytes, padding included, not the poison
                 data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)  # a GPU quantizes B fast
             self.pool.collect()
-            slots[step["slot"]] = tuple(None if t is None else self.pool.place(t) for t in data)
+            guard = step.get("guard")  # the bytes past each input (Program.with_input_guard)
+            slots[step["slot"]] = tuple(None if t is None else self.pool.place(t, guard) for t in data)
             record["pointers"] = pointers(slots[step["slot"]])
         elif kind == "write":
             data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)
