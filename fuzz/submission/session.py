@@ -49,6 +49,12 @@ def prepare_imports(path: str, task_fallback: str) -> None:
         task = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(task)
         sys.modules["task"] = task
+    # ``import reference`` gives this project's package (the worker imported it first): the names the task's
+    # own reference.py has that ours lacks stand in for it (a file's ``from reference import ref_kernel``)
+    import reference
+    from reference.emulation import task_reference
+
+    task_reference.provide(reference)
 
 
 def execute_submission(path: str):

@@ -35,6 +35,8 @@ SCREENINGS = {
     "input_mutation.py": ("reported", {"PRECISION_DOWNGRADE"}),
     # reaching HIPRTC through importlib (as real files hide ctypes from a grep) reads as dynamic execution
     "hiprtc_ctypes_restype.py": ("reported", {"DYNAMIC_EXECUTION"}),
+    # the task's own reference module, which the runner trusts no more than the bot does
+    "task_reference_user.py": ("reported", {"TRUSTED_MODULE_IMPORT"}),
 }
 
 
