@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from fuzz.judge.aiter_scale_reads import padding_lines
 from fuzz.judge.attribution import explain, failure_class
 from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import difference_map, launch_tiles
@@ -527,6 +528,7 @@ def _correctness_once(ctx: Context, case: Case, autotune_choice) -> Outcome:
     if doubt:
         return ctx.outcome("correctness", "not_run", f"{judgement.summary}; {doubt}", program)
     lines, own_class = explain_wrong_output(y, case)
+    lines = lines + padding_lines(record.get("trace", []), case.scale_pad_fill)
     tuned = record.get("autotune", {})
     lines = lines + [f"autotuned {kernel}: config {r['ran'][0]} of {len(r['configs'])}: {r['configs'][r['ran'][0]]}"
                            for kernel, r in tuned.items() if r["ran"]]
