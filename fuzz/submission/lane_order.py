@@ -44,13 +44,7 @@ class LaneOrderDoubt:
         records = [outputs.get(name, {}) for name in names]
         if not any(r.get("hip_cpu_launches") for r in records) or not all("file" in r for r in records):
             return None
-        masks = self._masks(program, outputs)
-        if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
-            return None
-        stable = masks[names[0]].clone()
-        for name in names[1:]:
-            stable &= masks[name]
-        return stable
+        return _combined(self._masks(program, outputs), names)
 
     def _masks(self, program: Program, outputs: dict) -> dict:
         """Output name -> where it is the same in all three lane orders (None: not comparable)."""
@@ -83,13 +77,7 @@ class LaneOrderDoubt:
                 masks[name] = None if any(m is None for m in both) or both[0].shape != both[1].shape \
                     else both[0] & both[1]
             self._past_cache = (program, masks)
-        masks = self._past_cache[1]
-        if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
-            return None
-        unaffected = masks[names[0]].clone()
-        for name in names[1:]:
-            unaffected &= masks[name]
-        return unaffected
+        return _combined(self._past_cache[1], names)
 
     def _equal_where(self, first: dict, programs: list) -> dict:
         """Output name -> where ``first``'s output is bitwise the same in the runs of ``programs`` (None: a run
@@ -166,6 +154,16 @@ def _note(stable: torch.Tensor, what: str) -> str:
     return (f"the file's HIP {what} ({int((~stable).sum())} of {stable.numel()} elements) when the lanes of each wave "
             "run in another order on the CPU model: it relies on the lockstep of a gfx950 wave (or races inside "
             "one), which the CPU model does not run, so the runner decides")
+
+
+def _combined(masks: dict, names) -> torch.Tensor | None:
+    """Where every output of ``names`` is settled (their masks and-ed), or None when one is not comparable."""
+    if any(masks.get(name) is None for name in names) or len({masks[n].shape for n in names}) != 1:
+        return None
+    combined = masks[names[0]].clone()
+    for name in names[1:]:
+        combined &= masks[name]
+    return combined
 
 
 def _past_note(past: torch.Tensor) -> str:

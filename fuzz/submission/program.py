@@ -45,22 +45,20 @@ class Program:
     def with_hip_lanes(self, order: str) -> "Program":
         """This program with the lanes of every wave of the CPU model of HIP run in ``order`` ("reversed", or
         "rotated" by half a wave) in each call."""
-        again = Program()
-        again.case_of = dict(self.case_of)
-        for step, line in zip(self.steps, self.lines):
-            if step["do"] == "call":
-                step, line = {**step, "hip_lanes": order}, f"{line}, the lanes of each HIP wave {order}"
-            again._add(step, line)
-        return again
+        return self._each("call", {"hip_lanes": order}, f"the lanes of each HIP wave {order}")
 
     def with_input_guard(self, byte: int) -> "Program":
         """This program with every input built in memory followed by bytes of value ``byte`` (host memory: the
         CPU tier), so a kernel that reads past an input reads them."""
+        return self._each("build", {"guard": byte}, f"each tensor followed by 0x{byte:02X} bytes")
+
+    def _each(self, kind: str, extra: dict, words: str) -> "Program":
+        """A copy whose steps of ``kind`` carry ``extra``, their lines saying ``words``."""
         again = Program()
         again.case_of = dict(self.case_of)
         for step, line in zip(self.steps, self.lines):
-            if step["do"] == "build":
-                step, line = {**step, "guard": byte}, f"{line}, each tensor followed by 0x{byte:02X} bytes"
+            if step["do"] == kind:
+                step, line = {**step, **extra}, f"{line}, {words}"
             again._add(step, line)
         return again
 
