@@ -269,3 +269,43 @@ def test_a_programs_kernel_declarations_are_preprocessed_once_per_source_and_def
     monkeypatch.setattr(hiprtc.subprocess, "run", no_preprocessor)
     assert hiprtc.kernel_declarations(source, ["WAVES=1"]) == first
     assert hiprtc.kernel_declarations(source, ["WAVES=4"]) == other
+
+
+@pytest.mark.slow
+def test_a_precompiled_header_that_does_not_fit_never_decides_a_build(tmp_path):
+    """The model's torch-extension builds use a precompiled header of its runtime and torch/extension.h
+    (build.torch_pch); a header that does not fit (here: a file that is no header at all) fails the build,
+    which is then made without it: the extension builds and its kernel computes."""
+    from fuzz.testing.fresh_process import run_fresh
+
+    bogus = tmp_path / "not_a.pch"
+    bogus.write_bytes(b"no AST here")
+    kernel = r'''
+#include <torch/extension.h>
+__global__ void twice(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+torch::Tensor run(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    twice<<<(x.numel() + 63) / 64, 64>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)x.numel());
+    return y;
+}
+'''
+    result = run_fresh(f"""
+        from pathlib import Path
+        from reference.emulation import no_rocm
+        from reference.emulation.hip_cpu import build
+        assert no_rocm.install()
+        build.torch_pch = lambda clang: Path({str(bogus)!r})
+    """, f"""
+        import os, torch
+        os.environ["TORCH_EXTENSIONS_DIR"] = {str(tmp_path / 'ext')!r}
+        from torch.utils.cpp_extension import load_inline
+        module = load_inline("pch_fallback", cpp_sources="torch::Tensor run(torch::Tensor x);",
+                             cuda_sources={kernel!r}, functions=["run"])
+        x = torch.arange(100, dtype=torch.float32)
+        print(torch.equal(module.run(x), 2 * x), [a.cpu_model for a in no_rocm.attempts()])
+    """, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-1] == "True ['built']", result.stdout + result.stderr[-2000:]

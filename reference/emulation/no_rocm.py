@@ -419,15 +419,33 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     if clang is None:
         raise HipModelRefused(f"load_inline({name!r}): no clang++ here to build HIP for the CPU model")
     options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
-    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + [
-        *build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}", "-include", str(build.HEADER)]
+    model_flags = [*build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}", "-include", str(build.HEADER)]
+    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + model_flags
     options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
     sources = _as_list(cpp_sources) + [build.translate_torch(c) for c in cuda]
     previous = os.environ.get("CXX")
     os.environ["CXX"] = clang  # torch's CPU build compiles with $CXX
+
+    def built(with_header):
+        # The precompiled header, where one fits, is a flag like any other: torch's cache key sees it. A build
+        # that fails with it (it does not fit, or the source needs torch's headers after its own definitions)
+        # is built again without it, so the header never decides a verdict
+        flags = ["-include-pch", str(with_header)] if with_header else []
+        ready = {**options, "extra_cflags": options["extra_cflags"][:-2] + flags + options["extra_cflags"][-2:]}
+        # a copy of the sources each time: torch appends its bindings to the list it is given
+        return _ticking(lambda: _built_alone(f"{name}_hipcpu", ready,
+                                             lambda: stock_inline(f"{name}_hipcpu", list(sources), **ready)))
+
     try:
-        module = _ticking(lambda: _built_alone(f"{name}_hipcpu", options,
-                                               lambda: stock_inline(f"{name}_hipcpu", sources, **options)))
+        header = _ticking(lambda: build.torch_pch(clang))
+        try:
+            module = built(header)
+        except ImportError:
+            raise  # built and linked: the header had no part in it
+        except Exception:  # noqa: BLE001 -- the same build without the header decides
+            if header is None:
+                raise
+            module = built(None)
     except ImportError as error:
         if "undefined symbol" in str(error):  # the model's library lacks a function the runner's toolchain and
             # runtime provide (a compiler-runtime helper, a HIP API the model has not): ours, never the file's
