@@ -49,3 +49,13 @@ def test_a_config_file_written_to_aiters_config_path_is_read_as_aiter_reads_it()
     assert "'NUM_KSPLIT': 3" in lines[1] and lines[1].endswith("True)")  # the written, shape-specialised file
     assert lines[2] == "1"  # another shape: the default table
     assert lines[3] == "True"  # never our source tree
+
+
+def test_top_level_names_real_files_reach_are_there():
+    """aiter's top level has fp4_utils (through ops.quant's imports): a real file calls aiter.fp4_utils.e8m0_shuffle."""
+    result = run_script("""
+        from aiter.utility import fp4_utils
+        print(aiter.fp4_utils is fp4_utils, callable(aiter.fp4_utils.e8m0_shuffle))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True"]

@@ -12,7 +12,7 @@ from . import _emulation  # noqa: F401  (marks the package as the emulation)
 from .ops.enum import ActivationType, QuantType  # noqa: F401
 from .ops.gemm_op_a4w4 import gemm_a4w4, gemm_a4w4_asm  # noqa: F401
 from .ops.quant import get_torch_quant, get_triton_quant, per_1x32_f4_quant, per_1x32_f4_quant_triton  # noqa: F401
-from .utility import dtypes  # noqa: F401
+from .utility import dtypes, fp4_utils  # noqa: F401  (aiter's top level has fp4_utils, through ops.quant's imports)
 from .ops import triton as _ops_triton  # noqa: F401  (aiter imports its Triton package with the top level)
 
 logger = logging.getLogger("aiter")
