@@ -28,6 +28,8 @@ budget leave it NOT RUN with the reason (never FAIL).
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 from fuzz.judge.verdicts import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
@@ -166,7 +168,26 @@ def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
 
 def _conditions(ctx: Context) -> str:
     cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
+    keyed = runner_n_named(Path(ctx.runner.path)) if ctx.tier == "cpu" else []
+    if keyed:
+        cut += (f"the file names the runner's N ({', '.join(map(str, keyed))}): what it keeps for those exact shapes "
+                "(a config, a CUDA graph, a cache keyed on them) did not run here, narrowed, and the runner runs it; ")
     return f"{cut}nominal seeds (the runner mixes in a secret POPCORN_SEED)"
+
+
+# An integer literal standing alone (not part of a name, a float or a longer number)
+_LITERAL = r"(?<![\w.]){}(?![\w.])"
+
+
+def runner_n_named(path: Path) -> list[int]:
+    """The runner's benchmark N values that the file's source writes as integer literals, when two or more are
+    (a file keyed on the runner's shapes: per-shape configs, graphs captured at import); [] otherwise."""
+    try:
+        source = path.read_text(errors="replace")
+    except OSError:
+        return []
+    found = sorted({n for _, n, _, _ in BENCHMARK_TESTS if re.search(_LITERAL.format(n), source)})
+    return found if len(found) >= 2 else []
 
 
 def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]) -> Outcome:

@@ -177,3 +177,23 @@ def test_what_fails_where_is_named(reports):
     assert "K % 256 != 0: no runner shape has it" in tail["why_runner_misses"]
     (alias,) = reports["aliased_output.py"][1]
     assert alias["why_runner_misses"] == "the harness checks each output before the next call"
+
+
+def test_a_file_keyed_on_the_runners_n_is_told_what_narrowing_skipped(tmp_path):
+    """On the CPU tier the modes narrow N; a file that writes the runner's N values (a per-shape config, CUDA
+    graphs captured at import for the exact shapes) has code the modes did not run, and the line says so."""
+    keyed = tmp_path / "keyed.py"
+    keyed.write_text("CONFIGS = {(4, 2880, 512): 1, (16, 2112, 7168): 2}\nSCALE = 2880.5\nname_7168 = 0\n")
+    # 7168 is written as a K here, and is a runner's N too; 2880.5 and name_7168 are not the literal
+    assert prediction.runner_n_named(keyed) == [2112, 2880, 7168]
+    plain = tmp_path / "plain.py"
+    plain.write_text("BLOCK = 2880\n")
+    assert prediction.runner_n_named(plain) == []  # one value alone says little
+
+    class Runner:
+        path = str(keyed)
+
+    ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
+    assert "the file names the runner's N (2112, 2880, 7168)" in prediction._conditions(ctx)
+    ctx.tier = "gpu"
+    assert "names the runner's N" not in prediction._conditions(ctx)  # the GPU tier runs the runner's N
