@@ -34,8 +34,8 @@ class BlockPool:
         nbytes = t.untyped_storage().nbytes()
         if guard is not None and self.device == "cpu":
             memory = bytearray(bytes([guard]) * (nbytes + GUARD_BYTES))
-            storage = torch.frombuffer(memory, dtype=torch.uint8, count=max(nbytes, 1))[:nbytes].untyped_storage() \
-                if nbytes else torch.empty(0, dtype=torch.uint8).untyped_storage()
+            storage = torch.frombuffer(memory, dtype=torch.uint8, count=nbytes).untyped_storage() if nbytes \
+                else torch.empty(0, dtype=torch.uint8).untyped_storage()  # frombuffer refuses count 0
             raw_bytes(storage).copy_(raw_bytes(t.untyped_storage()))
             return torch.empty(0, dtype=t.dtype, device=self.device).set_(storage, t.storage_offset(), t.shape,
                                                                           t.stride())

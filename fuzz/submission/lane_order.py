@@ -50,8 +50,7 @@ class LaneOrderDoubt:
         """Output name -> where it is the same in all three lane orders (None: not comparable)."""
         if self._cache is not None and self._cache[0] is program:
             return self._cache[1]
-        ctx = self.ctx
-        first = {name: ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
+        first = self._first_outputs(outputs)
         masks = self._equal_where(first, [program.with_hip_lanes(order) for order in ("reversed", "rotated")])
         self._cache = (program, masks)
         return masks
@@ -62,9 +61,13 @@ class LaneOrderDoubt:
         and memory nobody wrote, differ from the first run there (other bytes, another heap history); the
         inputs and what the file writes do not. None when the run is not comparable."""
         if self._past_cache is None or self._past_cache[0] is not program:
-            first = {name: self.ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
+            first = self._first_outputs(outputs)
             self._past_cache = (program, self._equal_where(first, [program.with_input_guard(0xA5)]))
         return _combined(self._past_cache[1], names)
+
+    def _first_outputs(self, outputs: dict) -> dict:
+        """Output name -> the tensor the program's first run returned (the doubt's runs compare against it)."""
+        return {name: self.ctx.last_result.tensor(r).cpu() for name, r in outputs.items() if "file" in r}
 
     def _equal_where(self, first: dict, programs: list) -> dict:
         """Output name -> where ``first``'s output is bitwise the same in the runs of ``programs`` (None: a run

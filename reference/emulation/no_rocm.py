@@ -419,8 +419,8 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     if clang is None:
         raise HipModelRefused(f"load_inline({name!r}): no clang++ here to build HIP for the CPU model")
     options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
-    model_flags = [*build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}", "-include", str(build.HEADER)]
-    options["extra_cflags"] = _as_list(options.get("extra_cflags")) + model_flags
+    cflags = _as_list(options.get("extra_cflags")) + [*build.MODEL_FLAGS,
+                                                      f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}"]
     options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
     sources = _as_list(cpp_sources) + [build.translate_torch(c) for c in cuda]
     previous = os.environ.get("CXX")
@@ -430,8 +430,8 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
         # The precompiled header, where one fits, is a flag like any other: torch's cache key sees it. A build
         # that fails with it (it does not fit, or the source needs torch's headers after its own definitions)
         # is built again without it, so the header never decides a verdict
-        flags = ["-include-pch", str(with_header)] if with_header else []
-        ready = {**options, "extra_cflags": options["extra_cflags"][:-2] + flags + options["extra_cflags"][-2:]}
+        header_flags = ["-include-pch", str(with_header)] if with_header else []
+        ready = {**options, "extra_cflags": cflags + header_flags + ["-include", str(build.HEADER)]}
         # a copy of the sources each time: torch appends its bindings to the list it is given
         return _ticking(lambda: _built_alone(f"{name}_hipcpu", ready,
                                              lambda: stock_inline(f"{name}_hipcpu", list(sources), **ready)))

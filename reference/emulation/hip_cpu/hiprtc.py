@@ -9,7 +9,8 @@ kernel's own parameter types. The "code object" handed back is a token naming th
 Modelled: hiprtcCreateProgram, hiprtcCompileProgram, hiprtcGetCodeSize, hiprtcGetCode, hiprtcGetProgramLogSize,
 hiprtcGetProgramLog, hiprtcDestroyProgram, hiprtcGetErrorString, hipModuleLoadData, hipModuleLoad (a file path:
 aiter's f4gemm ASM code objects only, run as the emulated aiter's model, code_objects.py), hipModuleGetFunction,
-hipModuleLaunchKernel (kernelParams for the model's own builds; the ``extra`` buffer for aiter's), hipModuleUnload, hipGetErrorString, and the synchronisation and error calls that have nothing to do on the CPU.
+hipModuleLaunchKernel (kernelParams for the model's own builds; the ``extra`` buffer for aiter's),
+hipModuleUnload, hipGetErrorString, and the synchronisation and error calls that have nothing to do on the CPU.
 Each is a ``ModelledFunction``: ``restype``, ``argtypes`` and ``errcheck`` act as on a ctypes function.
 Any other function of these libraries raises ``NotModelled`` naming it (NOT RUN, never FAIL).
 """
