@@ -25,6 +25,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -185,19 +186,33 @@ def main(argv=None) -> int:
     options += (["--", *extra] if extra else [])
     out = Path(tempfile.mkdtemp(prefix="mxfp4-fuzz-ttv-"))
     started = time.perf_counter()
+    done, lock = [], threading.Lock()
+
+    def save(rows: list, wall: float, complete: bool) -> None:
+        if not args.json:
+            return
+        per_minute = len(rows) / wall * 60 if wall > 0 else 0.0
+        args.json.write_text(json.dumps({
+            "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores",
+            "date": time.strftime("%Y-%m-%d"), "profile": args.profile, "budget": args.budget, "jobs": args.jobs,
+            "complete": complete, "wall_seconds": round(wall, 1), "files_per_minute": round(per_minute, 2),
+            "rows": rows, "skipped": [{"id": i, "why": w} for i, w in missing]}, indent=2) + "\n")
+
+    def one(f):
+        row = check_one(f[0].replace(":", "_"), f[1], out, options, args.timeout)
+        with lock:  # a run killed midway (a device call's limit) keeps the rows it finished
+            done.append(row)
+            save(list(done), time.perf_counter() - started, complete=False)
+        return row
+
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda f: check_one(f[0].replace(":", "_"), f[1], out, options, args.timeout), files))
+        rows = list(pool.map(one, files))
     wall = time.perf_counter() - started
     for line in table(rows):
         print(line)
     per_minute = len(rows) / wall * 60 if wall > 0 else 0.0
     print(f"{len(rows)} files in {wall:.0f} s with {args.jobs} at once: {per_minute:.1f} files a minute; logs in {out}")
-    if args.json:
-        args.json.write_text(json.dumps({
-            "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores",
-            "date": time.strftime("%Y-%m-%d"), "profile": args.profile, "budget": args.budget, "jobs": args.jobs,
-            "wall_seconds": round(wall, 1), "files_per_minute": round(per_minute, 2), "rows": rows,
-            "skipped": [{"id": i, "why": w} for i, w in missing]}, indent=2) + "\n")
+    save(rows, wall, complete=True)
     return 0
 
 
