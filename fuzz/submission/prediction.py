@@ -52,9 +52,16 @@ class Checked:
     where: str
 
 
-def mode_cases(tier: str) -> list[Case]:
-    """The benchmark shapes with their nominal seeds, N divided by NARROWING on the CPU tier."""
-    return [Case(m, narrowed(n) if tier == "cpu" else n, k, seed=seed) for m, n, k, seed in BENCHMARK_TESTS]
+def mode_cases(tier: str, keyed: bool = False) -> list[Case]:
+    """The benchmark shapes with their nominal seeds, N divided by NARROWING on the CPU tier unless the file is
+    ``keyed`` on the runner's N (``runner_n_named``): narrowed, what it keeps for those exact shapes would not run."""
+    narrow = tier == "cpu" and not keyed
+    return [Case(m, narrowed(n) if narrow else n, k, seed=seed) for m, n, k, seed in BENCHMARK_TESTS]
+
+
+def keyed_on_runner_n(ctx: Context) -> list[int]:
+    """The runner's N values the file writes, where the tier would otherwise narrow them (the CPU tier)."""
+    return runner_n_named(Path(ctx.runner.path)) if ctx.tier == "cpu" else []
 
 
 def narrowed(n: int) -> int:
@@ -167,12 +174,33 @@ def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
 
 
 def _conditions(ctx: Context) -> str:
-    cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
-    keyed = runner_n_named(Path(ctx.runner.path)) if ctx.tier == "cpu" else []
+    keyed = keyed_on_runner_n(ctx)
     if keyed:
-        cut += (f"the file names the runner's N ({', '.join(map(str, keyed))}): what it keeps for those exact shapes "
-                "(a config, a CUDA graph, a cache keyed on them) did not run here, narrowed, and the runner runs it; ")
+        cut = (f"the runner's own N on the CPU tier: the file names them ({', '.join(map(str, keyed))}), so what it "
+               "keeps for those exact shapes (a config, a CUDA graph, a cache keyed on them) ran as the runner runs it; ")
+    else:
+        cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
     return f"{cut}nominal seeds (the runner mixes in a secret POPCORN_SEED)"
+
+
+def check_mode(ctx: Context, mode: str) -> Outcome:
+    """One of the runner's modes on its benchmark shapes (module docstring). On the CPU tier a file keyed on the
+    runner's N runs at that N, not narrowed (kernelsanders #449: CUDA graphs captured at import for the six
+    benchmark shapes and a B copy keyed on B's data_ptr; narrowed, its fallback served every call and the modes
+    passed; at the runner's N the benchmark mode fails as the runner's did). That costs seconds per call where
+    narrowing costs a sixteenth, so the time budget may end it first: then NOT RUN, saying so, never a narrowed
+    PASS that did not run the file's code for those shapes."""
+    build = benchmark_program if mode == "benchmark" else leaderboard_program
+    keyed = keyed_on_runner_n(ctx)
+    program, checked = build(mode_cases(ctx.tier, keyed=bool(keyed)))
+    if not keyed:
+        return judge_mode(ctx, mode, program, checked)
+    try:
+        return judge_mode(ctx, mode, program, checked)
+    except BudgetExhausted as cut:  # the check's wrapper makes it NOT RUN (cut short), with this reason
+        raise BudgetExhausted(cut.verdict, f"{cut.why}; the mode ran at the runner's N, which the file names "
+                              f"({', '.join(map(str, keyed))}): narrowed, what it keeps for those shapes would not "
+                              "run") from cut
 
 
 # An integer literal standing alone (not part of a name, a float or a longer number)
@@ -228,9 +256,9 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
 
 def check_mode_benchmark(ctx: Context) -> Outcome:
     """The runner's benchmark mode on its benchmark shapes (module docstring)."""
-    return judge_mode(ctx, "benchmark", *benchmark_program(mode_cases(ctx.tier)))
+    return check_mode(ctx, "benchmark")
 
 
 def check_mode_leaderboard(ctx: Context) -> Outcome:
     """The runner's leaderboard mode on its benchmark shapes, KernelGuard apart (module docstring)."""
-    return judge_mode(ctx, "leaderboard", *leaderboard_program(mode_cases(ctx.tier)))
+    return check_mode(ctx, "leaderboard")

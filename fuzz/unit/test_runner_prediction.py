@@ -119,6 +119,7 @@ EXPECTED = {
     "aliased_output.py": (("PASS", "PASS", "PASS"), {"aliasing"}),
     "wrong_tail.py": (("PASS", "PASS", "PASS"), {"correctness", "contract_beyond"}),
     "wrong_at_m4.py": (("PASS", "FAIL", "FAIL"), set()),
+    "wrong_at_runner_n.py": (("PASS", "FAIL", "FAIL"), set()),  # the CPU tier runs its modes at the runner's N
     "pointer_replay_output.py": (("PASS", "PASS", "FAIL"), {"stale_in_place"}),  # rechecks come back at old addresses
     "last_call_replay.py": (("PASS", "PASS", "FAIL"), {"stale_in_place"}),  # only KernelGuard's filter
     "stale_data_ptr_cache.py": (("PASS", "PASS", "FAIL"), {"stale_in_place"}),  # a recheck gets an earlier B_q address back
@@ -179,9 +180,10 @@ def test_what_fails_where_is_named(reports):
     assert alias["why_runner_misses"] == "the harness checks each output before the next call"
 
 
-def test_a_file_keyed_on_the_runners_n_is_told_what_narrowing_skipped(tmp_path):
+def test_a_file_keyed_on_the_runners_n_runs_its_modes_there(tmp_path):
     """On the CPU tier the modes narrow N; a file that writes the runner's N values (a per-shape config, CUDA
-    graphs captured at import for the exact shapes) has code the modes did not run, and the line says so."""
+    graphs captured at import for the exact shapes) has code narrowed modes would not run, so its modes run at
+    the runner's N, and the line says so."""
     keyed = tmp_path / "keyed.py"
     keyed.write_text("CONFIGS = {(4, 2880, 512): 1, (16, 2112, 7168): 2}\nSCALE = 2880.5\nname_7168 = 0\n")
     # 7168 is written as a K here, and is a runner's N too; 2880.5 and name_7168 are not the literal
@@ -194,6 +196,11 @@ def test_a_file_keyed_on_the_runners_n_is_told_what_narrowing_skipped(tmp_path):
         path = str(keyed)
 
     ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
-    assert "the file names the runner's N (2112, 2880, 7168)" in prediction._conditions(ctx)
+    assert prediction.keyed_on_runner_n(ctx) == [2112, 2880, 7168]
+    assert "the runner's own N on the CPU tier: the file names them (2112, 2880, 7168)" in prediction._conditions(ctx)
+    Runner.path = str(plain)
+    assert prediction.keyed_on_runner_n(ctx) == [] and "N / 16 on the CPU tier" in prediction._conditions(ctx)
     ctx.tier = "gpu"
-    assert "names the runner's N" not in prediction._conditions(ctx)  # the GPU tier runs the runner's N
+    Runner.path = str(keyed)
+    assert prediction.keyed_on_runner_n(ctx) == []  # the GPU tier runs the runner's N anyway
+    assert "N / 16" not in prediction._conditions(ctx)
