@@ -407,7 +407,9 @@ def check_official(ctx: Context) -> Outcome:
             return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
                                      f"{projected:.0f} s from {how}, over {limit}")
     try:
-        outcome, _, program = judge_official(ctx, cases)
+        outcome, result, program = judge_official(ctx, cases)
+        if result is not None and result.kind == "ok":
+            ctx.runner.runner_shape_seconds = {kind: result.timing.get(kind, 0.0) / len(cases) for kind in ("build", "call")}
     except BudgetExhausted as cut:
         if narrowed is None:
             raise

@@ -173,34 +173,54 @@ def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
     return program, checked
 
 
-def _conditions(ctx: Context) -> str:
+def _conditions(ctx: Context, at_runner_n: bool) -> str:
     keyed = keyed_on_runner_n(ctx)
-    if keyed:
+    if keyed and at_runner_n:
         cut = (f"the runner's own N on the CPU tier: the file names them ({', '.join(map(str, keyed))}), so what it "
                "keeps for those exact shapes (a config, a CUDA graph, a cache keyed on them) ran as the runner runs it; ")
     else:
         cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
+        if keyed:
+            cut += (f"the file names the runner's N ({', '.join(map(str, keyed))}): what it keeps for those exact "
+                    "shapes (a config, a CUDA graph, a cache keyed on them) did not run here, narrowed"
+                    f"{getattr(ctx, 'runner_n_skipped', '')}; ")
     return f"{cut}nominal seeds (the runner mixes in a secret POPCORN_SEED)"
+
+
+def projected_at_runner_n(ctx: Context, program: Program) -> float | None:
+    """Worker seconds ``program`` (a mode at the runner's N) would take here, from the official check's builds and
+    calls at the runner's shapes (shapes of the same sizes); None before the official check ran them."""
+    per = ctx.runner.runner_shape_seconds
+    if per is None:
+        return None
+    kinds = [step["do"] for step in program.steps]
+    return kinds.count("build") * per["build"] + kinds.count("call") * per["call"]
 
 
 def check_mode(ctx: Context, mode: str) -> Outcome:
     """One of the runner's modes on its benchmark shapes (module docstring). On the CPU tier a file keyed on the
     runner's N runs at that N, not narrowed (kernelsanders #449: CUDA graphs captured at import for the six
     benchmark shapes and a B copy keyed on B's data_ptr; narrowed, its fallback served every call and the modes
-    passed; at the runner's N the benchmark mode fails as the runner's did). That costs seconds per call where
-    narrowing costs a sixteenth, so the time budget may end it first: then NOT RUN, saying so, never a narrowed
-    PASS that did not run the file's code for those shapes."""
+    passed; at the runner's N the benchmark mode fails as the runner's did), where the time budget leaves room
+    for it as projected from the official check's calls at the runner's shapes; otherwise narrowed, and the
+    mode's line says what did not run and why. A run at the runner's N that the budget ends anyway is NOT RUN,
+    saying so: never a narrowed PASS in its place."""
     build = benchmark_program if mode == "benchmark" else leaderboard_program
     keyed = keyed_on_runner_n(ctx)
-    program, checked = build(mode_cases(ctx.tier, keyed=bool(keyed)))
-    if not keyed:
-        return judge_mode(ctx, mode, program, checked)
-    try:
-        return judge_mode(ctx, mode, program, checked)
-    except BudgetExhausted as cut:  # the check's wrapper makes it NOT RUN (cut short), with this reason
-        raise BudgetExhausted(cut.verdict, f"{cut.why}; the mode ran at the runner's N, which the file names "
-                              f"({', '.join(map(str, keyed))}): narrowed, what it keeps for those shapes would not "
-                              "run") from cut
+    ctx.runner_n_skipped = ""
+    if keyed:
+        program, checked = build(mode_cases(ctx.tier, keyed=True))
+        projected, room = projected_at_runner_n(ctx, program), ctx.runner.cap_now()
+        if projected is None or projected <= room:
+            try:
+                return judge_mode(ctx, mode, program, checked, at_runner_n=True)
+            except BudgetExhausted as cut:  # the check's wrapper makes it NOT RUN (cut short), with this reason
+                raise BudgetExhausted(cut.verdict, f"{cut.why}; the mode ran at the runner's N, which the file names "
+                                      f"({', '.join(map(str, keyed))}): narrowed, what it keeps for those shapes would "
+                                      "not run") from cut
+        ctx.runner_n_skipped = (f" (at the runner's N the mode was projected at {projected:.0f} s from the official "
+                                f"check's calls, over the {room:.0f} s the time budget leaves: --budget 0 runs it there)")
+    return judge_mode(ctx, mode, *build(mode_cases(ctx.tier)))
 
 
 # An integer literal standing alone (not part of a name, a float or a longer number)
@@ -218,7 +238,8 @@ def runner_n_named(path: Path) -> list[int]:
     return found if len(found) >= 2 else []
 
 
-def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]) -> Outcome:
+def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked],
+               at_runner_n: bool = False) -> Outcome:
     """Run one mode's program and judge its checked calls in order, as the runner does: the first failure
     fails the mode."""
     verdict = MODE_VERDICTS[mode]
@@ -251,7 +272,7 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
     calls = sum(1 for step in program.steps if step["do"] == "call")
     return ctx.outcome(verdict, "pass", f"{mode} mode passes: {len(checked)} checked calls of {calls} "
                        f"(a warm-up and the {len(BENCHMARK_TESTS)} benchmark shapes in the runner's order, one module); "
-                       f"{_conditions(ctx)}", program)
+                       f"{_conditions(ctx, at_runner_n)}", program)
 
 
 def check_mode_benchmark(ctx: Context) -> Outcome:

@@ -384,6 +384,9 @@ class SubmissionRunner:
         self.tier_notes = {"autotune": {}, "shims": {}, "device_emulated": False}
         self.call_stats = {"returned": 0, "raised": 0, "last_error": ""}  # over every call of every program
         self.shape_evidence = ShapeEvidence()  # shapes the file answered and refused (steering.py)
+        # worker seconds per input build and per call at the runner's official shapes, once the official check ran
+        # them (prediction.py projects a keyed file's modes at the runner's N from them)
+        self.runner_shape_seconds: dict | None = None
         self.restarts = 0
         self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0

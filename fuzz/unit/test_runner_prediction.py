@@ -197,10 +197,27 @@ def test_a_file_keyed_on_the_runners_n_runs_its_modes_there(tmp_path):
 
     ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
     assert prediction.keyed_on_runner_n(ctx) == [2112, 2880, 7168]
-    assert "the runner's own N on the CPU tier: the file names them (2112, 2880, 7168)" in prediction._conditions(ctx)
+    assert "the runner's own N on the CPU tier: the file names them (2112, 2880, 7168)" in prediction._conditions(ctx, True)
+    ctx.runner_n_skipped = " (projected at 99 s)"  # no room for the runner's N: narrowed, and the line says what did not run
+    line = prediction._conditions(ctx, False)
+    assert "N / 16 on the CPU tier" in line and "names the runner's N (2112, 2880, 7168)" in line and "99 s" in line
     Runner.path = str(plain)
-    assert prediction.keyed_on_runner_n(ctx) == [] and "N / 16 on the CPU tier" in prediction._conditions(ctx)
+    assert prediction.keyed_on_runner_n(ctx) == [] and "names the runner" not in prediction._conditions(ctx, False)
     ctx.tier = "gpu"
     Runner.path = str(keyed)
     assert prediction.keyed_on_runner_n(ctx) == []  # the GPU tier runs the runner's N anyway
-    assert "N / 16" not in prediction._conditions(ctx)
+    assert "N / 16" not in prediction._conditions(ctx, False)
+
+
+def test_a_keyed_mode_is_projected_from_the_official_checks_calls():
+    """The mode at the runner's N costs its builds and calls at the official check's per-step seconds."""
+    program, _ = prediction.benchmark_program(prediction.mode_cases("cpu", keyed=True))
+    assert {c.n for c in prediction.mode_cases("cpu", keyed=True)} == {2880, 2112, 4096, 7168, 3072}
+
+    class Runner:
+        runner_shape_seconds = None
+
+    ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
+    assert prediction.projected_at_runner_n(ctx, program) is None  # no official run yet: no projection
+    Runner.runner_shape_seconds = {"build": 2.0, "call": 0.5}
+    assert prediction.projected_at_runner_n(ctx, program) == 7 * 2.0 + 28 * 0.5
