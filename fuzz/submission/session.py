@@ -52,9 +52,10 @@ def prepare_imports(path: str, task_fallback: str) -> None:
     # ``import reference`` gives this project's package (the worker imported it first): the names the task's
     # own reference.py has that ours lacks stand in for it (a file's ``from reference import ref_kernel``)
     import reference
+    from kernels.platform import detect
     from reference.emulation import task_reference
 
-    task_reference.provide(reference)
+    task_reference.provide(reference, detect().device)
 
 
 def execute_submission(path: str):

@@ -14,7 +14,9 @@ the names our package lacks, standing in for the task's:
   ``make_match_reference`` returns it: |output - ref| <= 1e-2 + 1e-2 |ref| in fp32, NaN and infinities
   where the reference has them, the same shape.
 
-``generate_input`` is our package's own (the oracle's, the same draws: ``reference.oracle.inputs``).
+``generate_input(m, n, k, seed)``: our oracle's draws (``reference.oracle.inputs``, the task's), made on the
+tier's device as the task's are made on the GPU (ours defaults to the CPU: a file building inputs at import,
+to capture graphs or warm its kernels, got CPU tensors on a GPU tier where the runner gives it GPU ones).
 """
 from __future__ import annotations
 
@@ -53,8 +55,21 @@ def check_implementation(data, output):
 NAMES = {"ref_kernel": ref_kernel, "check_implementation": check_implementation}
 
 
-def provide(package) -> None:
-    """Add the task reference's names that ``package`` (our ``reference``) lacks."""
+def on_device(generate_input, device: str):
+    """``generate_input`` whose tensors are made on ``device`` unless the caller names one (our own callers do)."""
+    def task_generate_input(m, n, k, seed, device=device, **options):
+        return generate_input(m, n, k, seed, device=device, **options)
+
+    task_generate_input.__doc__ = generate_input.__doc__
+    task_generate_input.oracle = generate_input
+    return task_generate_input
+
+
+def provide(package, device: str = "cpu") -> None:
+    """Add the task reference's names that ``package`` (our ``reference``) lacks, and make its
+    ``generate_input`` default to ``device`` as the task's does to the GPU."""
     for name, value in NAMES.items():
         if not hasattr(package, name):
             setattr(package, name, value)
+    current = package.generate_input
+    package.generate_input = on_device(getattr(current, "oracle", current), device)
