@@ -404,6 +404,7 @@ def check_official(ctx: Context) -> Outcome:
         limit = (f"the hard cap of {ctx.runner.hard_cap:g} s" if cap >= ctx.runner.hard_cap else
                  f"the {cap:.0f} s the time budget leaves (--budget 0 lifts it)")
         if small_result.kind == "ok" and projected > cap:  # a crash or hang: the runner's shapes decide
+            ctx.runner.runner_shapes_unaffordable = f"projected {projected:.0f} s from {how}, over {limit}"
             return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
                                      f"{projected:.0f} s from {how}, over {limit}")
     try:
@@ -413,6 +414,7 @@ def check_official(ctx: Context) -> Outcome:
     except BudgetExhausted as cut:
         if narrowed is None:
             raise
+        ctx.runner.runner_shapes_unaffordable = f"not finished here: {cut.why}"
         return narrowed_official(ctx, narrowed, f"the runner's shapes were not finished here: {cut.why}")
     if outcome is None:
         return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}", program)

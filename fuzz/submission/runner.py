@@ -387,6 +387,7 @@ class SubmissionRunner:
         # worker seconds per input build and per call at the runner's official shapes, once the official check ran
         # them (prediction.py projects a keyed file's modes at the runner's N from them)
         self.runner_shape_seconds: dict | None = None
+        self.runner_shapes_unaffordable = ""  # why the official check did not run the runner's shapes (the CPU tier)
         self.restarts = 0
         self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0

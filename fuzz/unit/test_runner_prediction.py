@@ -220,4 +220,4 @@ def test_a_keyed_mode_is_projected_from_the_official_checks_calls():
     ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
     assert prediction.projected_at_runner_n(ctx, program) is None  # no official run yet: no projection
     Runner.runner_shape_seconds = {"build": 2.0, "call": 0.5}
-    assert prediction.projected_at_runner_n(ctx, program) == 7 * 2.0 + 28 * 0.5
+    assert prediction.projected_at_runner_n(ctx, program) == prediction.PROJECTION_MARGIN * (7 * 2.0 + 28 * 0.5)
