@@ -326,3 +326,40 @@ def test_progress_counts_every_program_of_a_batched_launch(monkeypatch):
     snapshot = progress.COUNTERS.snapshot()
     assert triton_batched.report()["_split_grid"]["batched"] == 1
     assert (snapshot["programs"], snapshot["grid"], snapshot["grid_done"], snapshot["launches"]) == (48, 48, 48, 1)
+
+
+@triton.jit
+def _add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+
+def test_a_chunks_programs_count_as_begun_together_for_the_progress_rate(monkeypatch):
+    """The stock loop counts a chunk's first program, then the chunk runs inside it: a rate read after it would
+    charge the whole chunk to one program (a 4.7 s run estimated at minutes, ended by the time budget). While a
+    chunk runs, programs_begun() is its end; the worker's progress snapshot counts that."""
+    from fuzz.submission import progress
+
+    monkeypatch.setenv(triton_batched.ENV, "1")
+    monkeypatch.setenv(triton_batched.CHUNK_ENV, "4")
+    seen = []
+    attempt = triton_batched._Launch._attempt
+
+    def spy(self, args, programs):
+        seen.append(triton_batched.programs_begun())
+        return attempt(self, args, programs)
+
+    monkeypatch.setattr(triton_batched._Launch, "_attempt", spy)
+    x = torch.zeros(10 * 8)
+    _add_one[(10,)](x, x.numel(), BLOCK=8)
+    assert torch.equal(x, torch.ones_like(x))
+    assert seen == [4, 8, 10]  # each chunk's programs begun at once (the last chunk is the grid's end)
+    assert triton_batched.programs_begun() == 0  # outside a launch
+
+    counters = progress.Counters()
+    counters.grid, counters.grid_done = 10, 1
+    monkeypatch.setattr(triton_batched, "_begun", {"programs": 4})
+    assert counters.snapshot()["grid_done"] == 4
+    counters.grid = None  # a compiled launch: no grid counted
+    assert counters.snapshot()["grid_done"] == 1

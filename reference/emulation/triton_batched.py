@@ -58,6 +58,15 @@ class Divergent(NotBatchable):
 
 
 _report: dict = {}
+# Programs of the interpreted launch in progress begun so far, a batched chunk's all at once: the stock loop counts
+# a chunk's first program and then runs the whole chunk inside it, so a progress rate read during the chunk would
+# charge the chunk's time to one program (a 4.7 s run was estimated at minutes and ended by the time budget)
+_begun = {"programs": 0}
+
+
+def programs_begun() -> int:
+    """Programs of the launch in progress begun so far as batched chunks count them (0 outside batched launches)."""
+    return _begun["programs"]
 _local = threading.local()  # .batch: the _Batch running in this thread, if any
 
 
@@ -612,10 +621,12 @@ class _Launch:
             if stop - index >= 2:
                 linear = np.arange(index, stop)
                 programs = np.stack([linear // (ny * nz), (linear // nz) % ny, linear % nz], axis=1)
+                _begun["programs"] = stop
                 self.reason = self._attempt(args, programs)
                 if self.reason is None:
                     self.done_until = stop - 1
                     return None
+        _begun["programs"] = index + 1  # one by one from here
         return self.fn(**args)
 
     def _attempt(self, args, programs):
@@ -684,9 +695,11 @@ def batched_call(stock_call):
         fn = self.fn
         launch = _Launch(fn, storages, reason)
         self.fn = _kernel_function(fn, launch)
+        _begun["programs"] = 0
         try:
             return stock_call(self, *args_dev, **kwargs)
         finally:
+            _begun["programs"] = 0
             self.fn = fn
             _record(name, launch.reason if launch.programs is not None else "no program ran")
 
