@@ -405,8 +405,8 @@ def check_official(ctx: Context) -> Outcome:
                  f"the {cap:.0f} s the time budget leaves (--budget 0 lifts it)")
         if small_result.kind == "ok" and projected > cap:  # a crash or hang: the runner's shapes decide
             ctx.runner.runner_shapes_unaffordable = f"projected {projected:.0f} s from {how}, over {limit}"
-            return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: projected "
-                                     f"{projected:.0f} s from {how}, over {limit}")
+            return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: "
+                                     f"{ctx.runner.runner_shapes_unaffordable}")
     try:
         outcome, result, program = judge_official(ctx, cases)
         if result is not None and result.kind == "ok":
@@ -415,7 +415,7 @@ def check_official(ctx: Context) -> Outcome:
         if narrowed is None:
             raise
         ctx.runner.runner_shapes_unaffordable = f"not finished here: {cut.why}"
-        return narrowed_official(ctx, narrowed, f"the runner's shapes were not finished here: {cut.why}")
+        return narrowed_official(ctx, narrowed, f"the runner's shapes were {ctx.runner.runner_shapes_unaffordable}")
     if outcome is None:
         return ctx.outcome("official", "pass", f"official check passes on the runner's shapes {_shapes(cases)}", program)
     if outcome.status == "not_run" and narrowed is not None:

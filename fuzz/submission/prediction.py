@@ -173,17 +173,18 @@ def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
     return program, checked
 
 
-def _conditions(ctx: Context, at_runner_n: bool) -> str:
-    keyed = keyed_on_runner_n(ctx)
+def _conditions(ctx: Context, keyed: list[int], at_runner_n: bool = False, skipped: str = "") -> str:
+    """How the mode's shapes relate to the runner's: ``keyed`` the runner's N the file names (``keyed_on_runner_n``),
+    ``at_runner_n`` whether the mode ran at them, ``skipped`` why not where it did not."""
+    named = ", ".join(map(str, keyed))
     if keyed and at_runner_n:
-        cut = (f"the runner's own N on the CPU tier: the file names them ({', '.join(map(str, keyed))}), so what it "
-               "keeps for those exact shapes (a config, a CUDA graph, a cache keyed on them) ran as the runner runs it; ")
+        cut = (f"the runner's own N on the CPU tier: the file names them ({named}), so what it keeps for those exact "
+               "shapes (a config, a CUDA graph, a cache keyed on them) ran as the runner runs it; ")
     else:
         cut = f"N / {NARROWING} on the CPU tier (M, K and seeds the runner's); " if ctx.tier == "cpu" else ""
         if keyed:
-            cut += (f"the file names the runner's N ({', '.join(map(str, keyed))}): what it keeps for those exact "
-                    "shapes (a config, a CUDA graph, a cache keyed on them) did not run here, narrowed"
-                    f"{getattr(ctx, 'runner_n_skipped', '')}; ")
+            cut += (f"the file names the runner's N ({named}): what it keeps for those exact shapes (a config, a CUDA "
+                    f"graph, a cache keyed on them) did not run here, narrowed{skipped}; ")
     return f"{cut}nominal seeds (the runner mixes in a secret POPCORN_SEED)"
 
 
@@ -210,22 +211,22 @@ def check_mode(ctx: Context, mode: str) -> Outcome:
     saying so: never a narrowed PASS in its place."""
     build = benchmark_program if mode == "benchmark" else leaderboard_program
     keyed = keyed_on_runner_n(ctx)
-    ctx.runner_n_skipped = ""
-    if keyed:
-        program, checked = build(mode_cases(ctx.tier, keyed=True))
-        projected, room = projected_at_runner_n(ctx, program), ctx.runner.cap_now()
-        unaffordable = ctx.runner.runner_shapes_unaffordable  # the official check could not run them either
-        if not unaffordable and (projected is None or projected <= room):
-            try:
-                return judge_mode(ctx, mode, program, checked, at_runner_n=True)
-            except BudgetExhausted as cut:  # the check's wrapper makes it NOT RUN (cut short), with this reason
-                raise BudgetExhausted(cut.verdict, f"{cut.why}; the mode ran at the runner's N, which the file names "
-                                      f"({', '.join(map(str, keyed))}): narrowed, what it keeps for those shapes would "
-                                      "not run") from cut
-        ctx.runner_n_skipped = (f" (the official check did not run the runner's shapes: {unaffordable})" if unaffordable
-                                else f" (at the runner's N the mode was projected at {projected:.0f} s from the official "
-                                f"check's calls, over the {room:.0f} s the time budget leaves: --budget 0 runs it there)")
-    return judge_mode(ctx, mode, *build(mode_cases(ctx.tier)))
+    if not keyed:
+        return judge_mode(ctx, mode, *build(mode_cases(ctx.tier)), _conditions(ctx, keyed))
+    program, checked = build(mode_cases(ctx.tier, keyed=True))
+    projected, room = projected_at_runner_n(ctx, program), ctx.runner.cap_now()
+    unaffordable = ctx.runner.runner_shapes_unaffordable  # the official check could not run them either
+    if not unaffordable and (projected is None or projected <= room):
+        try:
+            return judge_mode(ctx, mode, program, checked, _conditions(ctx, keyed, at_runner_n=True))
+        except BudgetExhausted as cut:  # the check's wrapper makes it NOT RUN (cut short), with this reason
+            raise BudgetExhausted(cut.verdict, f"{cut.why}; the mode ran at the runner's N, which the file names "
+                                  f"({', '.join(map(str, keyed))}): narrowed, what it keeps for those shapes would "
+                                  "not run") from cut
+    skipped = (f" (the official check did not run the runner's shapes: {unaffordable})" if unaffordable
+               else f" (at the runner's N the mode was projected at {projected:.0f} s from the official check's calls, "
+               f"over the {room:.0f} s the time budget leaves: --budget 0 runs it there)")
+    return judge_mode(ctx, mode, *build(mode_cases(ctx.tier)), _conditions(ctx, keyed, skipped=skipped))
 
 
 # An integer literal standing alone (not part of a name, a float or a longer number)
@@ -243,10 +244,9 @@ def runner_n_named(path: Path) -> list[int]:
     return found if len(found) >= 2 else []
 
 
-def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked],
-               at_runner_n: bool = False) -> Outcome:
+def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked], conditions: str) -> Outcome:
     """Run one mode's program and judge its checked calls in order, as the runner does: the first failure
-    fails the mode."""
+    fails the mode. ``conditions``: how its shapes and seeds relate to the runner's, for the passing line."""
     verdict = MODE_VERDICTS[mode]
     result, outputs, wanted = execute_judged(ctx, program, [call.case for call in checked])
     if result.kind != "ok":
@@ -277,7 +277,7 @@ def judge_mode(ctx: Context, mode: str, program: Program, checked: list[Checked]
     calls = sum(1 for step in program.steps if step["do"] == "call")
     return ctx.outcome(verdict, "pass", f"{mode} mode passes: {len(checked)} checked calls of {calls} "
                        f"(a warm-up and the {len(BENCHMARK_TESTS)} benchmark shapes in the runner's order, one module); "
-                       f"{_conditions(ctx, at_runner_n)}", program)
+                       f"{conditions}", program)
 
 
 def check_mode_benchmark(ctx: Context) -> Outcome:

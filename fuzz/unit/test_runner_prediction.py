@@ -197,16 +197,16 @@ def test_a_file_keyed_on_the_runners_n_runs_its_modes_there(tmp_path):
 
     ctx = type("Ctx", (), {"tier": "cpu", "runner": Runner()})()
     assert prediction.keyed_on_runner_n(ctx) == [2112, 2880, 7168]
-    assert "the runner's own N on the CPU tier: the file names them (2112, 2880, 7168)" in prediction._conditions(ctx, True)
-    ctx.runner_n_skipped = " (projected at 99 s)"  # no room for the runner's N: narrowed, and the line says what did not run
-    line = prediction._conditions(ctx, False)
+    assert "the runner's own N on the CPU tier: the file names them (2112, 2880, 7168)" in prediction._conditions(ctx, prediction.keyed_on_runner_n(ctx), at_runner_n=True)
+    # no room for the runner's N: narrowed, and the line says what did not run
+    line = prediction._conditions(ctx, prediction.keyed_on_runner_n(ctx), skipped=" (projected at 99 s)")
     assert "N / 16 on the CPU tier" in line and "names the runner's N (2112, 2880, 7168)" in line and "99 s" in line
     Runner.path = str(plain)
-    assert prediction.keyed_on_runner_n(ctx) == [] and "names the runner" not in prediction._conditions(ctx, False)
+    assert prediction.keyed_on_runner_n(ctx) == [] and "names the runner" not in prediction._conditions(ctx, [])
     ctx.tier = "gpu"
     Runner.path = str(keyed)
     assert prediction.keyed_on_runner_n(ctx) == []  # the GPU tier runs the runner's N anyway
-    assert "N / 16" not in prediction._conditions(ctx, False)
+    assert "N / 16" not in prediction._conditions(ctx, prediction.keyed_on_runner_n(ctx))
 
 
 def test_a_keyed_mode_is_projected_from_the_official_checks_calls():

@@ -67,6 +67,8 @@ _begun = {"programs": 0}
 def programs_begun() -> int:
     """Programs of the launch in progress begun so far as batched chunks count them (0 outside batched launches)."""
     return _begun["programs"]
+
+
 _local = threading.local()  # .batch: the _Batch running in this thread, if any
 
 
