@@ -277,12 +277,38 @@ def toolchain_limit(error: hip_gfx950.Diagnostic) -> str | None:
     return None
 
 
+def absent_include_dirs(command: list) -> list:
+    """The include folders a build names (``-I DIR``, ``-IDIR``, ``-isystem DIR``) that this machine does
+    not have: the runner's filesystem, e.g. aiter's source tree at /home/runner/aiter/csrc/include."""
+    dirs, args = [], list(command or [])
+    for i, arg in enumerate(args):
+        if arg in ("-I", "-isystem") and i + 1 < len(args):
+            dirs.append(args[i + 1])
+        elif arg.startswith("-I") and len(arg) > 2:
+            dirs.append(arg[2:])
+        elif arg.startswith("-isystem") and len(arg) > 8:
+            dirs.append(arg[8:])
+    return [d for d in dict.fromkeys(dirs) if os.path.isabs(d) and not os.path.isdir(d)]
+
+
+def missing_header_elsewhere(error: hip_gfx950.Diagnostic, command: list) -> str | None:
+    """Why a header the compiler could not find says nothing about the file: the build names include
+    folders this machine lacks (the header may well be there on the runner), or None."""
+    found = re.search(r"'([^']+)' file not found", error.message)
+    absent = absent_include_dirs(command) if found else []
+    if not absent:
+        return None
+    return (f"{found.group(1)} is looked for in {', '.join(absent)}, which this machine does not have "
+            "(the runner's filesystem: whether the header is there and builds cannot be told here)")
+
+
 def build_toolchain_limit(result: hip_gfx950.BuildResult) -> str | None:
-    """The reason a failed build says nothing about the runner: its first error is our toolchain's (an
-    error after it may be its consequence; one before it is the file's), or None."""
+    """The reason a failed build says nothing about the runner: its first error is our toolchain's or a
+    header looked for in folders this machine lacks (an error after it may be its consequence; one before
+    it is the file's), or None."""
     reasons = []
     for error in result.errors:
-        reason = toolchain_limit(error)
+        reason = toolchain_limit(error) or missing_header_elsewhere(error, result.command)
         if reason is None:
             if error.message.startswith("device link (lld): ") or not reasons:
                 return None  # the file's own error (a link error of its own fails there too)

@@ -7,7 +7,7 @@ xdist merge, the many-file summary and the HTML page say the same:
   ``benchmark`` the mode_benchmark verdict, ``leaderboard`` the mode_leaderboard verdict with KernelGuard's
   filter folded in (fuzz/submission/prediction.py runs the two modes). A file that does not load fails
   every mode. A builds_gfx950 FAIL is listed with ``may_block``: the runner fails the file where nothing
-  falls back, and its fallback serves where one does (the modes here ran the HIP on the CPU model).
+  falls back, and its fallback serves where one does (the hip line says what ran here).
 * ``latent``: every other FAIL, one entry per failure class, with its smallest input (the shrunk card's
   case) and why the runner does not see it today, derived from the verdict and that case
   (``why_runner_misses``). A stateful or value failure while a mode is predicted to fail may be that
@@ -118,7 +118,7 @@ def why_runner_misses(verdict: str, case: dict | None, failing_modes: list) -> t
         return HARNESS_REASONS[verdict], False
     if verdict == "builds_gfx950":
         return ("its HIP does not build for gfx950: where the file has no fallback the runner fails it in every "
-                "mode; where it has one, the fallback serves (the modes here ran the HIP on the CPU model)"), True
+                "mode; where it has one, the fallback serves (the report's hip line says what ran here)"), True
     if failing_modes:
         return (f"may be the bug behind the predicted {' and '.join(failing_modes)} FAIL: fix that first, then "
                 "check again"), True

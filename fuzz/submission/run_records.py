@@ -9,6 +9,7 @@ import torch
 
 from fuzz.submission.program import Program
 from fuzz.submission.provenance import tier_limit
+from fuzz.submission.steering import TIER_LIMIT
 
 # Names that size a launch by its problem, not by its configuration: left out of a configuration's key.
 SHAPE_ARGUMENTS = frozenset({"M", "N", "K", "GRID_MN", "SCALE_COLS", "SPLIT_K", "SPLITK_BLOCK_SIZE"})
@@ -97,7 +98,7 @@ def record_shape_evidence(evidence, program: Program, outputs: dict) -> None:
         refusal = None
         if error is not None:
             limit = tier_limit(error)
-            refusal = f"not run here: {limit}" if limit else f"{error['type']}: {error['message']}"
+            refusal = f"{TIER_LIMIT}{limit}" if limit else f"{error['type']}: {error['message']}"
         evidence.add((case.m, case.n, case.k), refusal)
 
 

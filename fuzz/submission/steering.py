@@ -26,6 +26,7 @@ NEVER_STEERED = ("loads", "official", "contract", "contract_beyond")  # they jud
 DIMS = ("m", "n", "k")
 MINIMUM = {"m": 1, "n": 16, "k": 32}  # Case's own floors (strategies.Case)
 MAXIMUM = 16384  # no case is steered past this
+TIER_LIMIT = "not run here: "  # how run_records.record_shape_evidence marks a refusal that was this tier's
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,11 @@ class ShapeEvidence:
 
     def rules(self) -> list:
         """The rules that explain the refusals (greedily, the one explaining most first), none broken
-        by an accepted call; empty while fewer than MIN_REFUSALS refusals are explained."""
+        by an accepted call; empty while fewer than MIN_REFUSALS refusals are explained, or while no call
+        was accepted (every call raising says nothing of where the file answers: a rule would be vacuous,
+        e.g. "M % 2048 == 0" when a stand-in refused every call)."""
+        if not self.accepted:
+            return []
         left = {s for s in self.refused if s not in self.accepted}
         chosen: list = []
         while left and len(chosen) < MAX_RULES:
@@ -88,8 +93,11 @@ class ShapeEvidence:
         """One line for the report: the rules and an example of the refusal."""
         if not rules:
             return ""
-        shape, message = next((s, m) for s, m in self.refused.items() if not all(r.holds(s) for r in rules))
-        return (f"the file refuses shapes outside {' and '.join(map(str, rules))} ({len(self.refused)} calls raised, "
+        outside = [(s, m) for s, m in self.refused.items() if not all(r.holds(s) for r in rules)]
+        shape, message = outside[0]
+        # who refused: the file raising, or this tier unable to run what the call reached (record_shape_evidence)
+        who = "this tier cannot run" if all(m.startswith(TIER_LIMIT) for _, m in outside) else "the file refuses"
+        return (f"{who} shapes outside {' and '.join(map(str, rules))} ({len(self.refused)} calls raised, "
                 f"e.g. M={shape[0]} N={shape[1]} K={shape[2]}: {message[:160]}); later verdicts drew inside it")
 
 

@@ -14,7 +14,7 @@ import torch
 from fuzz.search.strategies import Case
 from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, Budget
 from fuzz.submission.patience import Patience
-from fuzz.submission.steering import Rule, ShapeEvidence, Steering, steer
+from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, steer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -131,6 +131,22 @@ def test_no_rule_from_one_refusal_or_from_refusals_an_accepted_call_contradicts(
     assert evidence([(4, 64, 256)], [(4, 64, 320)]).rules() == []
     # the same shapes both accepted and refused (a flaky refusal): nothing to learn
     assert evidence([(4, 64, 320), (4, 64, 448)], [(4, 64, 320), (4, 64, 448)]).rules() == []
+
+
+def test_no_rule_while_every_call_raised():
+    # a stand-in refusing every call (a real HIP file on the CPU model) once drew "M % 2048 == 0" from
+    # nothing but refusals: with no accepted call there is no region the file answers to steer into
+    assert evidence([], [(8, 128, 7168), (2, 64, 128), (33, 96, 320)]).rules() == []
+
+
+def test_a_refusal_that_was_the_tiers_is_not_called_the_files():
+    found = ShapeEvidence()
+    found.add((4, 64, 256), None)
+    for shape in [(4, 64, 320), (4, 64, 448)]:
+        found.add(shape, f"{TIER_LIMIT}the emulated kernel's limit")
+    assert found.describe(found.rules()).startswith("this tier cannot run shapes outside K % 128 == 0")
+    found.add((4, 64, 192), "ValueError: no")
+    assert found.describe(found.rules()).startswith("the file refuses shapes outside")
 
 
 def test_steer_rounds_k_up_caps_m_and_drops_specials_that_no_longer_fit():

@@ -9,6 +9,7 @@ missing; the file's own compile errors stay FAIL. Compiles skip where no compile
 reason says what is missing)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -274,6 +275,23 @@ def test_headers_and_names_rocm71_has():
     standin = str(hip_gfx950.ROCM71_STANDINS / "hip" / "amd_detail" / "amd_hip_bf16.h")
     assert "our stand-in" in limit_at(standin, "no viable conversion from 'int2' to '__hip_bfloat16'")
     assert limit("no matching function for call to '__hmax2'") and limit("no matching function for call to 'f'") is None
+
+
+def test_a_header_looked_for_in_the_runners_folders_is_not_the_files_error(tmp_path):
+    """vyomakesh0728's v52: `-I/home/runner/aiter/csrc/include` (aiter's source tree on the runner) and
+    `#include "opus/opus.hpp"`: the runner built it; here the folder does not exist, so NOT RUN naming it.
+    With the folder present, a header it lacks is the file's error as before."""
+    missing = Diagnostic("k.hip", 5, 10, "'opus/opus.hpp' file not found")
+    runner_dir = "/home/runner/aiter/csrc/include"
+    build = hip_gfx950.BuildResult(hip_gfx950.Source("k.hip", ""), False, [missing], [], 0.0,
+                                   ["clang++", f"-I{runner_dir}", "-isystem", "/nowhere/else", "-I", str(tmp_path)],
+                                   "test")
+    assert hip_builds.absent_include_dirs(build.command) == [runner_dir, "/nowhere/else"]
+    reason = hip_builds.build_toolchain_limit(build)
+    assert reason and "opus/opus.hpp" in reason and runner_dir in reason
+    assert hip_builds.build_toolchain_limit(result([missing])) is None  # no such folder named: the file's
+    present = dataclasses.replace(build, command=["clang++", "-I", str(tmp_path)])
+    assert hip_builds.build_toolchain_limit(present) is None
 
 
 def test_a_name_our_rocm_pytorch_stand_ins_lack_is_not_checkable_not_the_file_s_error():
