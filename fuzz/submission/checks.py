@@ -344,8 +344,12 @@ def _shapes(cases: list) -> str:
 
 
 def call_seconds(result) -> dict:
-    """out name -> seconds of each call of a run (empty unless it ran to the end)."""
-    return {r["out"]: r.get("seconds", 0.0) for r in result.calls()} if result.kind == "ok" else {}
+    """out name -> seconds of each call of a run (empty unless it ran to the end), less what the CPU model
+    spent building the file's HIP in it: a one-time cost (cached after), not one that grows with N."""
+    if result.kind != "ok":
+        return {}
+    return {r["out"]: max(0.0, r.get("seconds", 0.0) - sum(b.get("seconds", 0.0) for b in r.get("hip_builds", [])))
+            for r in result.calls()}
 
 
 def projected_seconds(result, cases: list, reduced: list, wider=None) -> float:
@@ -396,7 +400,13 @@ def check_official(ctx: Context) -> Outcome:
             # Proportional to N is an overestimate when the cost does not grow with N: a second narrowed run
             # at twice the N tells how it grows (its own verdict is not used: the runner's shapes decide).
             wider = [dataclasses.replace(c, n=2 * CPU_OFFICIAL_N) for c in cases]
-            _, wider_result, _ = judge_official(ctx, wider)
+            try:
+                _, wider_result, _ = judge_official(ctx, wider)
+            except BudgetExhausted as cut:  # the narrowed run's verdict stands, with why the runner's shapes did not run
+                ctx.runner.runner_shapes_unaffordable = (f"projected {projected:.0f} s from {how}; the second narrowed "
+                                                         f"run that would refine it did not fit: {cut.why}")
+                return narrowed_official(ctx, narrowed, f"the runner's shapes {_shapes(cases)} were not run here: "
+                                         f"{ctx.runner.runner_shapes_unaffordable}")
             if wider_result.kind == "ok":
                 projected = projected_seconds(small_result, cases, reduced, (wider_result, wider))
                 how = f"narrowed runs at N={CPU_OFFICIAL_N} and N={2 * CPU_OFFICIAL_N}"

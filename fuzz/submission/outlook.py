@@ -49,8 +49,10 @@ def predict(verdicts: list) -> dict:
 def _predict_mode(mode: str, rows: dict) -> dict:
     name = MODE_VERDICT[mode]
     loads = rows.get("loads")
-    if loads is not None and loads["status"] in ("FAIL", "ERROR"):
+    if loads is not None and loads["status"] == "FAIL":
         return {"status": "FAIL", "verdict": "loads", "reason": f"the file does not load: {_first_line(loads)}"}
+    if loads is not None and loads["status"] == "ERROR":  # the load check itself broke: ours, says nothing of the file
+        return {"status": "NOT RUN", "verdict": "loads", "reason": f"the load check itself raised: {_first_line(loads)}"}
     if loads is not None and loads["status"] == "NOT RUN":
         return {"status": "NOT RUN", "verdict": "loads", "reason": _first_line(loads)}
     row = rows.get(name)

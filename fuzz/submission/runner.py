@@ -445,7 +445,9 @@ class SubmissionRunner:
             return LoadReport(False, worker_start_seconds=elapsed, death=answer)
         if "internal" in answer:
             self._discard_worker()
-            raise RuntimeError(f"mxfp4-fuzz worker failed to load the submission:\n{answer['internal']}")
+            # our worker broke before or around the file's own code (a load error of the file's is answered
+            # as "error", not "internal"): ERROR, a bug of ours, never the file's loads FAIL
+            raise WorkerBug(f"mxfp4-fuzz worker failed to load the submission (a bug of ours):\n{answer['internal']}")
         return LoadReport(answer["ok"], answer.get("aiter", ""), answer.get("aiter_detail", ""),
                           answer.get("nondeterministic", False), answer.get("exec_seconds", 0.0),
                           elapsed - answer.get("exec_seconds", 0.0), answer.get("error"),

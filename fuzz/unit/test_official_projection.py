@@ -38,3 +38,13 @@ def test_a_cost_that_grows_with_n_is_fitted_through_both_runs():
 
 def test_a_run_that_did_not_finish_projects_nothing():
     assert projected_seconds(RunResult("timeout"), FULL, NARROW) == 0.0
+
+
+def test_the_cpu_models_build_of_the_files_hip_is_not_projected():
+    """zx1993max v27 builds its load_inline extension inside its first call: 12 s of compiler on a cold
+    cache, once. Scaled by N it projected the runner's shapes far past the budget, and the official check
+    was left NOT RUN; the build's seconds (no_rocm's attempt) are left out of the call's."""
+    built = RunResult("ok", records=[{"do": "call", "out": "y0", "seconds": 12.5,
+                                      "hip_builds": [{"api": "load_inline", "seconds": 12.0}]},
+                                     {"do": "call", "out": "y1", "seconds": 0.25, "hip_builds": []}])
+    assert projected_seconds(built, FULL, NARROW) == pytest.approx(0.5 * 2112 / 128 + 0.25 * 3072 / 128)

@@ -143,6 +143,22 @@ def test_a_worker_that_breaks_twice_is_an_error_of_ours_not_the_file_s_fail(monk
         sub.close()
 
 
+def test_a_worker_that_breaks_while_loading_is_an_error_of_ours_not_the_files_loads_fail(monkeypatch, tmp_path):
+    """Our worker raising around the file's load (a SyntaxError of ours once read as "loads FAIL" and failed
+    every predicted mode): WorkerBug, the verdict's ERROR, never the file's FAIL."""
+    from fuzz.submission import runner as runner_module
+
+    path = tmp_path / "submission.py"  # no task.py beside it: the worker loads our stand-in, made to break
+    path.write_text("def custom_kernel(data):\n    return data[0]\n")
+    monkeypatch.setattr(runner_module, "TASK_FALLBACK", tmp_path / "missing" / "task.py")
+    sub = runner_module.SubmissionRunner(path, aiter="emulated", timeout=60)
+    try:
+        with pytest.raises(runner_module.WorkerBug, match="a bug of ours"):
+            sub.load()
+    finally:
+        sub.close()
+
+
 def test_fail_on_tells_a_predicted_mode_failure_from_a_latent_bug():
     """--fail-on any (default): a predicted mode failure 1, KernelGuard alone 7, latent bugs alone 8;
     runner: latent bugs do not count; latent: only they count."""

@@ -38,6 +38,9 @@ def test_the_modes_are_read_from_their_verdicts_and_kernelguard_fails_the_leader
     assert predicted["leaderboard"]["status"] == "NOT RUN" and "budget" in predicted["leaderboard"]["reason"]
     unloaded = outlook.predict([_row("loads", "FAIL", "SyntaxError at line 3"), _row("official", "SKIP")])
     assert {p["status"] for p in unloaded.values()} == {"FAIL"} and "does not load" in unloaded["test"]["reason"]
+    # our worker broke around the load (ERROR): nothing is known of the file, no mode is failed for it
+    broken = outlook.predict([_row("loads", "ERROR", "WorkerBug: a bug of ours"), _row("official", "ERROR")])
+    assert {p["status"] for p in broken.values()} == {"NOT RUN"} and "itself raised" in broken["test"]["reason"]
 
 
 @pytest.mark.parametrize("verdict, case, says", [

@@ -37,6 +37,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 
 GPU_SOURCE_SUFFIXES = (".cu", ".cuh", ".hip")
@@ -82,6 +83,9 @@ class Attempt:
     # build or run it): "" when it did. A file that catches the exception and falls back is then judged on
     # its fallback, which the report must say (issue 39).
     not_run: str = ""
+    # Seconds the CPU model's build took (compiler, torch's extension build): a one-time cost, paid on the
+    # first call that builds; the official check's projection to the runner's shapes leaves it out.
+    seconds: float = 0.0
 
     def describe(self) -> str:
         what = self.name or " ".join(self.command[:3])
@@ -392,6 +396,7 @@ def _fails_as_on_the_runner(error: Exception):
 def _on_cpu_model(attempt: Attempt, build_it):
     """``build_it()``: the file's extension built for the CPU model, with ``attempt`` saying how that went; the
     model's refusal re-raised (NOT RUN), a failure torch gives on the runner too raised as the runner's."""
+    start = time.perf_counter()
     try:
         module = build_it()
     except HipModelRefused as error:
@@ -403,6 +408,8 @@ def _on_cpu_model(attempt: Attempt, build_it):
     except FileBuildFailed as error:
         attempt.cpu_model = f"its build fails as on the runner: {error}"
         _fails_as_on_the_runner(RuntimeError(str(error)))
+    finally:
+        attempt.seconds = time.perf_counter() - start
     attempt.cpu_model = "built"
     return module
 
@@ -625,11 +632,14 @@ def install(cuda_builds: bool = False) -> bool:
                 attempt.not_run = f"{os.path.basename(argv[0])}: no ROCm on this machine ({_state['tier']})"
                 raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
                                         os.path.basename(argv[0]))
+            start = time.perf_counter()
             try:
                 attempt.cpu_model = _build_on_cpu_model(parts)
             except HipNotModelled as error:
                 attempt.cpu_model = attempt.not_run = error.strerror
                 raise
+            finally:
+                attempt.seconds = time.perf_counter() - start
             # built: the command "succeeds" (a no-op process), and the file loads the library it asked for
             noop = [sys.executable, "-c", ""]
             args = subprocess.list2cmdline(noop) if kwargs.get("shell") else noop
