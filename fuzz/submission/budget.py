@@ -5,7 +5,8 @@ The budget is wall time from the command's start (``mxfp4-fuzz check``; under pl
 worker's start): what a user waits for. ``loads`` and ``official`` (and the runner's modes, in the same
 window) come first and may take up to ``OFFICIAL_SHARE[tier]`` of what is left when they begin (a slow
 start, e.g. torch's import on a GPU host, never starves the runner's own check). On the CPU tier that is
-half; on a GPU it is all but the ``RESERVE``: there the runner's prediction (official, benchmark and
+three quarters (half left kernelsanders #597's benchmark mode NOT RUN behind a cold 13 s HIP build at
+import, where the runner fails it: the prediction is the answer a user waits for); on a GPU it is all but the ``RESERVE``: there the runner's prediction (official, benchmark and
 leaderboard modes on the full shapes, about 2 to 4 s each on the H200 with cold kernels) barely fits a
 15 s check, and what the runner will say comes first; the fuzzed verdicts get what it leaves (``--budget``
 more for them). Each fuzzed verdict then gets, when its test
@@ -42,7 +43,7 @@ import time
 
 DEFAULT_SECONDS = {"cpu": 80.0, "gpu": 12.0}
 # loads + official + the modes may use this share of what is left when they begin: the runner's check first
-OFFICIAL_SHARE = {"cpu": 0.5, "gpu": 1.0}
+OFFICIAL_SHARE = {"cpu": 0.75, "gpu": 1.0}
 GRACE = 0.5  # a running program is ended this fraction of its verdict's share past the deadline (a kill costs a worker start)
 MIN_GRACE = 1.0
 FUZZ_FLOOR = 3.0  # seconds the fuzzed verdicts get after an uncut prediction that used the default up

@@ -32,6 +32,7 @@ def test_official_first_then_shares_of_what_is_left_by_weight():
     order = ["loads", "official", "contract", "correctness", "aliasing", "kernelguard"]
     budget = Budget(100, order, start=0.0)
     assert budget.begin("loads", now=0.0) == budget.begin("official", now=1.0) == OFFICIAL_SHARE["cpu"] * 100  # one window
+    assert 0.5 <= OFFICIAL_SHARE["cpu"] < 1.0  # the CPU tier's fuzzed verdicts keep a part of the budget
     # official ended at 40 s: contract (weight 1) of contract + correctness (3) + aliasing (1)
     assert budget.begin("contract", now=40.0) == pytest.approx(40.0 + (60.0 - RESERVE) / 5)
     assert budget.kill_at["contract"] == pytest.approx(budget.deadlines["contract"] + GRACE * (59.0 / 5))
@@ -41,9 +42,10 @@ def test_official_first_then_shares_of_what_is_left_by_weight():
     assert all(at <= budget.end for at in budget.kill_at.values())
 
 
-def test_a_late_start_still_gives_the_runners_check_half_of_what_is_left():
+def test_a_late_start_still_gives_the_runners_check_its_share_of_what_is_left():
     budget = Budget(12, ["loads", "official", "contract"], start=0.0)  # torch's import took 7 s of 12
-    assert budget.begin("loads", now=7.0) == budget.begin("official", now=7.5) == pytest.approx(7.0 + 2.5)
+    assert budget.begin("loads", now=7.0) == budget.begin("official", now=7.5) == \
+        pytest.approx(7.0 + OFFICIAL_SHARE["cpu"] * 5.0)
     on_time = Budget(12, ["loads", "official"], start=0.0)
     assert on_time.begin("loads", now=0.0) == OFFICIAL_SHARE["cpu"] * 12
 
@@ -55,7 +57,7 @@ def test_on_a_gpu_the_runners_prediction_comes_whole_first_and_programs_end_only
     assert budget.kill_at["official"] == budget.kill_at["contract"] == budget.end == 12.0
     assert budget.deadlines["contract"] < budget.end  # no program starts past its share, as before
     cpu = Budget(12, ["loads", "official", "contract", "aliasing", "correctness"], start=0.0, tier="cpu")
-    assert cpu.begin("official", now=4.0) == 4.0 + 4.0 and cpu.begin("contract", now=6.0) < cpu.kill_at["contract"] < 12
+    assert cpu.begin("official", now=4.0) == 4.0 + OFFICIAL_SHARE["cpu"] * 8.0 and cpu.begin("contract", now=6.0) < cpu.kill_at["contract"] < 12
 
 
 def test_a_gpus_default_budget_never_cuts_the_prediction_and_leaves_the_fuzzing_its_floor():
