@@ -2,8 +2,11 @@
 a machine without ROCm, and the attempt is remembered. Run in a fresh interpreter (process-wide patches)."""
 from __future__ import annotations
 
+import pytest
+
 from fuzz.testing.fresh_process import run_fresh
 from reference.emulation import no_rocm
+from reference.emulation.hip_cpu import build
 
 
 def run_script(body: str):
@@ -31,6 +34,7 @@ def test_load_inline_with_hip_sources_fails_fast_and_is_recorded():
     assert result.stdout.splitlines() == ["HipModelRefused True True", "load_inline merge True True", "True"]
 
 
+@pytest.mark.skipif(build.find_clang() is None, reason="no clang++ here: the HIP CPU model needs it")
 def test_a_model_library_that_does_not_load_is_the_models_refusal_not_the_files_failure():
     """A HIP source that builds on the CPU model but whose library lacks a symbol the runner's toolchain
     provides (a compiler-runtime helper, a HIP API the model has not) fails to import with "undefined symbol".

@@ -40,6 +40,10 @@ import sys
 
 from reference.emulation import cuda_backend_hook
 
+# Our wrappers of Triton's launch path mark their module: a launch site is the first frame outside Triton and
+# every such module (this one wraps JITFunction.run beside the other), never one of ours.
+LAUNCH_WRAPPER = True
+
 # HIPOptions fields of Triton releases other than the installed one (union; never a CUDAOptions field there)
 KNOWN_AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "allow_flush_denorm", "schedule_hint",
                   "instruction_sched_variant", "llvm_fn_attrs", "wgp_cu_mode")
@@ -113,7 +117,7 @@ def _launch_site(frame) -> tuple:
             fn = getattr(jit, "fn", None)
             kernel = getattr(fn, "__qualname__", None) or getattr(jit, "__name__", "?")
             params = tuple(p.name for p in getattr(jit, "params", ()))
-        if not code.co_filename.startswith(triton_dir) and code.co_filename != __file__:
+        if not code.co_filename.startswith(triton_dir) and not frame.f_globals.get("LAUNCH_WRAPPER"):
             return kernel, params, f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return kernel, params, "?"

@@ -26,6 +26,10 @@ import sys
 
 from reference.emulation import cuda_backend_hook
 
+# Our wrappers of Triton's launch path mark their module: a launch site is the first frame outside Triton and
+# every such module (this one wraps JITFunction.run beside the other), never one of ours.
+LAUNCH_WRAPPER = True
+
 _state: dict = {"undo": None}
 _lowered: dict = {}  # kernel -> {"kernel", "asked", "used", "where", "count"}
 
@@ -51,7 +55,7 @@ def _launch_site() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(triton_dir) and name != __file__:
+        if not name.startswith(triton_dir) and not frame.f_globals.get("LAUNCH_WRAPPER"):
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
