@@ -39,6 +39,18 @@ EXAMPLES = ("triton_fused_quant_shuffle.py", "triton_quant_uint8_scale.py", "per
             "aiter_internal_kernel.py", "correct_reference_style.py", "refuses_k_not_256.py")
 
 
+def gpu_names() -> str:
+    """", GPU: <name> x<count>" from nvidia-smi where there is one (timings name the card: an H100 and an
+    H200 differ), else ""."""
+    try:
+        names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=20).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    names = [n.strip() for n in names if n.strip()]
+    return f", GPU: {names[0]} x{len(names)}" if names else ""
+
+
 def manifest_files(files_dir: Path) -> tuple[list, list]:
     """([(id, path, entry)] present with the manifest's sha256, [(id, why)] not usable)."""
     entries = json.loads(MANIFEST.read_text())["files"] if MANIFEST.exists() else []
@@ -188,12 +200,14 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     done, lock = [], threading.Lock()
 
+    gpus = gpu_names()
+
     def save(rows: list, wall: float, complete: bool) -> None:
         if not args.json:
             return
         per_minute = len(rows) / wall * 60 if wall > 0 else 0.0
         args.json.write_text(json.dumps({
-            "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores",
+            "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores" + gpus,
             "date": time.strftime("%Y-%m-%d"), "profile": args.profile, "budget": args.budget, "jobs": args.jobs,
             "complete": complete, "wall_seconds": round(wall, 1), "files_per_minute": round(per_minute, 2),
             "rows": rows, "skipped": [{"id": i, "why": w} for i, w in missing]}, indent=2) + "\n")
