@@ -36,6 +36,13 @@ def make_stream(name: str, seed: int, device="cpu"):
     raise ValueError(f"stream must be one of {STREAMS}, got {name!r}")
 
 
+def runner_case_stream(tier: str) -> str:
+    """The stream the runner's own shapes (official, benchmark, leaderboard, with the runner's seeds) draw from
+    on ``tier``: mt19937 on the CPU tier, as always; the counter stream on a GPU, where it draws on the device
+    (mt19937 draws on the host: 3 to 5 s of a GPU check went to drawing and moving the runner's inputs)."""
+    return LEGACY_STREAM if tier == "cpu" else "counter"
+
+
 def default_stream(device) -> str:
     """The stream new cases draw from on ``device``: the counter stream where drawing on the host
     would dominate (a GPU); mt19937 on the CPU, where the hash's many elementwise passes cost more

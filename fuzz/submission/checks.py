@@ -34,6 +34,7 @@ from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import difference_map, launch_tiles
 from fuzz.judge.verdicts import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
+from fuzz.search.value_streams import runner_case_stream
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.judged import judged_inputs
 from fuzz.submission.lane_order import LaneOrderDoubt
@@ -385,7 +386,8 @@ def check_official(ctx: Context) -> Outcome:
     then, if that is past it, from a second probe at twice the N: see ``projected_seconds``). A verdict from the
     narrowed shapes alone says so: a pass is a pass at those shapes, and a failure there is not called an
     official FAIL until the runner's shapes confirm it (not run otherwise)."""
-    cases = [Case(m, n, k, seed=seed) for m, n, k, seed in OFFICIAL_TESTS]
+    stream = runner_case_stream(ctx.tier)
+    cases = [Case(m, n, k, seed=seed, stream=stream) for m, n, k, seed in OFFICIAL_TESTS]
     narrowed = None  # (outcome or None, program, shapes) of the narrowed run, where the tier has one
     if ctx.tier == "cpu":
         reduced = [dataclasses.replace(c, n=CPU_OFFICIAL_N) for c in cases]

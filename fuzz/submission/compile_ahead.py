@@ -155,9 +155,11 @@ class CompileAhead:
 def runner_cases() -> list:
     """The official test cases, then the benchmark mode's, as the runner's verdicts build them."""
     from fuzz.search.strategies import BENCHMARK_TESTS, OFFICIAL_TEST_SHAPES, Case
+    from fuzz.search.value_streams import runner_case_stream
 
-    return ([Case(m, n, k) for m, n, k in OFFICIAL_TEST_SHAPES]
-            + [Case(m, n, k, seed=seed) for m, n, k, seed in BENCHMARK_TESTS])
+    stream = runner_case_stream("gpu")  # helpers run on a GPU only: the stream the verdicts draw from there
+    return ([Case(m, n, k, stream=stream) for m, n, k in OFFICIAL_TEST_SHAPES]
+            + [Case(m, n, k, seed=seed, stream=stream) for m, n, k, seed in BENCHMARK_TESTS])
 
 
 RUNNER_CASES = 10  # len(runner_cases()), without importing torch at the command's first moment

@@ -16,5 +16,12 @@ def _quantize_device() -> str:
 
 
 def judged_inputs(case) -> tuple:
-    """``case.build()`` on the CPU, B quantized on this process's fastest device: (data, meta)."""
-    return case.build("cpu", quantize_on=_quantize_device())
+    """``case.build()`` on the CPU, B quantized on this process's fastest device: (data, meta). A case of the
+    counter stream (the runner's shapes on a GPU: value_streams.runner_case_stream) is drawn on that device
+    too, where its hash is fast, and copied back bit for bit (the same tensors on every device); its meta is
+    the device build's."""
+    device = _quantize_device()
+    if case.stream == "counter" and device != "cpu":
+        data, meta = case.build(device, quantize_on=device)
+        return tuple(None if t is None else t.cpu() for t in data), meta
+    return case.build("cpu", quantize_on=device)

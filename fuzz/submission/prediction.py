@@ -33,6 +33,7 @@ from pathlib import Path
 
 from fuzz.judge.verdicts import official_verdict
 from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
+from fuzz.search.value_streams import runner_case_stream
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, _official_expected, contract_problem,
                                     execute_judged, explain_wrong_output, tier_limited_call)
@@ -56,7 +57,8 @@ def mode_cases(tier: str, keyed: bool = False) -> list[Case]:
     """The benchmark shapes with their nominal seeds, N divided by NARROWING on the CPU tier unless the file is
     ``keyed`` on the runner's N (``runner_n_named``): narrowed, what it keeps for those exact shapes would not run."""
     narrow = tier == "cpu" and not keyed
-    return [Case(m, narrowed(n) if narrow else n, k, seed=seed) for m, n, k, seed in BENCHMARK_TESTS]
+    stream = runner_case_stream(tier)
+    return [Case(m, narrowed(n) if narrow else n, k, seed=seed, stream=stream) for m, n, k, seed in BENCHMARK_TESTS]
 
 
 def keyed_on_runner_n(ctx: Context) -> list[int]:

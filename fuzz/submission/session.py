@@ -175,13 +175,15 @@ class Session:
             record["seconds"] = time.perf_counter() - start
         elif kind == "build":
             with poison.paused():  # our inputs are the case's bytes, padding included, not the poison
-                data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)  # a GPU quantizes B fast
+                # drawn where the case's stream draws (the counter stream on a GPU draws there), B quantized on
+                # the device (fast on a GPU), then copied into the pool's blocks
+                data, _ = Case.from_json(step["case"]).build(device=self.device, quantize_on=self.device)
             self.pool.collect()
             guard = step.get("guard")  # the bytes past each input (Program.with_input_guard)
             slots[step["slot"]] = tuple(None if t is None else self.pool.place(t, guard) for t in data)
             record["pointers"] = pointers(slots[step["slot"]])
         elif kind == "write":
-            data, _ = Case.from_json(step["case"]).build(quantize_on=self.device)
+            data, _ = Case.from_json(step["case"]).build(device=self.device, quantize_on=self.device)
             for target, values in zip(slots[step["slot"]], data):
                 if target is not None:
                     raw_bytes(target.untyped_storage()).copy_(raw_bytes(values.untyped_storage()))

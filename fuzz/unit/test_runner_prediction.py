@@ -224,3 +224,14 @@ def test_a_keyed_mode_is_projected_from_the_official_checks_calls():
     assert prediction.projected_at_runner_n(ctx, program) is None  # no official run yet: no projection
     Runner.runner_shape_seconds = {"build": 2.0, "call": 0.5}
     assert prediction.projected_at_runner_n(ctx, program) == prediction.PROJECTION_MARGIN * (7 * 2.0 + 28 * 0.5)
+
+
+def test_the_runners_shapes_draw_on_the_gpu_there_and_from_mt19937_on_the_cpu_tier():
+    """On a GPU the runner's cases use the counter stream, drawn on the device (mt19937 draws on the host: 3 to
+    5 s of an H100 check went to the runner's inputs); the CPU tier keeps mt19937. Shapes and seeds are the same."""
+    from fuzz.search.value_streams import LEGACY_STREAM
+    from fuzz.submission.prediction import mode_cases
+
+    cpu, gpu = mode_cases("cpu", keyed=True), mode_cases("nvidia")
+    assert {c.stream for c in cpu} == {LEGACY_STREAM} and {c.stream for c in gpu} == {"counter"}
+    assert [(c.m, c.n, c.k, c.seed) for c in cpu] == [(c.m, c.n, c.k, c.seed) for c in gpu]
