@@ -39,7 +39,12 @@ def read_bytes(t: torch.Tensor, byte_offsets: torch.Tensor, what: str = "") -> t
     """
     storage = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
     index = byte_offsets + t.storage_offset() * t.element_size()
-    outside = int(((index < 0) | (index >= storage.numel())).sum())
+    if t.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        # inside a CUDA graph's capture a host read of the count breaks the capture (a real file captures
+        # aiter's calls): the read itself is the same, only its record is skipped
+        outside = 0
+    else:
+        outside = int(((index < 0) | (index >= storage.numel())).sum())
     if outside and what:
         _READS_PAST.append({"what": what, "outside": outside, "read": int(index.numel()),
                             "shape": list(t.shape), "stride": list(t.stride()), "storage_bytes": int(storage.numel())})
@@ -67,9 +72,12 @@ def describe_read_past(entry: dict) -> str:
 def _read(memory: torch.Tensor, index: torch.Tensor, fill: int) -> torch.Tensor:
     """``memory[index]`` (1-D uint8), ``fill`` where an index falls outside it."""
     inside = (index >= 0) & (index < memory.numel())
-    values = torch.full(index.shape, fill, dtype=torch.uint8, device=memory.device)
-    values[inside] = memory[index[inside]]
-    return values
+    if memory.numel() == 0:
+        return torch.full(index.shape, fill, dtype=torch.uint8, device=memory.device)
+    # a gather at clamped indices, then a select: the same bytes as indexing by the mask, without its host
+    # read of the mask's count (which a CUDA graph's capture refuses)
+    gathered = memory[index.clamp(0, memory.numel() - 1)]
+    return torch.where(inside, gathered, torch.full_like(gathered, fill))
 
 
 def extent(t: torch.Tensor) -> int:
