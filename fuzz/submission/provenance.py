@@ -203,6 +203,12 @@ TIER_LIMIT_TYPES = {
     "AmdInlineAsmOnNvidia": "not runnable on this tier: gfx950 inline asm does not compile for NVIDIA (the CPU tier "
                             "runs it with the gfx950 instruction model)",
 }
+# Triton's NVIDIA driver finding no libcuda: on a tier without a GPU only code generated for a real GPU gets
+# there (the CPU tier interprets every Triton kernel a file launches), i.e. torch.compile's Inductor lowering
+# the file's "cuda" tensors to GPU kernels
+NO_DRIVER = "libcuda.so cannot found"
+NO_DRIVER_REASON = ("not runnable on this tier: code generated for a real GPU (torch.compile's Inductor lowers "
+                    "'cuda' tensors to GPU kernels), which the CPU tier does not run")
 # The stand-ins (reference/, by path) and the ones whose raise/assert statements are deliberate: they
 # raise there because the real thing raises there (aiter's checks, torch.cuda's, Triton's compiled
 # frontend: FrontendRejects). Anything else a stand-in raises is the stand-in failing.
@@ -414,6 +420,8 @@ def _limit_of(exc: dict) -> str | None:
         reason = _our_kernel_rejected(exc.get("message", ""))
     if reason is None and "ImportError" in names:
         reason = _unemulated_aiter_name(exc.get("message", ""))
+    if reason is None and NO_DRIVER in exc.get("message", ""):
+        reason = NO_DRIVER_REASON
     by = raised_by(exc) if reason is None else None
     if by is not None and by.stand_in and "NotImplementedError" in names:
         reason = f"not runnable on this tier: {by.stand_in} does not implement it"
