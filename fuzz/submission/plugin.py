@@ -417,6 +417,7 @@ def tier_notes_json(notes: dict) -> dict:
         "compat_shims": dict(notes["shims"]),  # runner-era Triton rules our newer Triton needed restored
         "hip_cpu": dict(notes.get("hip_cpu") or {}),  # the file's HIP run on the CPU model: launches, calls
         "hip_not_run": dict(notes.get("hip_not_run") or {}),  # what the runner builds or runs, not run here: why
+        "aiter_not_run": dict(notes.get("aiter_not_run") or {}),  # real aiter names the emulation lacks, asked for
         "hip_code_objects": dict(notes.get("hip_code_objects") or {}),  # prebuilt code objects run by a stand-in
         "hip_fallback": notes.get("hip_fallback", ""),  # what that means for the verdicts (mark_hip_fallback)
     }
@@ -433,21 +434,27 @@ def mark_hip_fallback(records: dict, notes: dict, builds: list) -> str:
     its own result kept in its line: the runner runs the HIP, not the fallback. Unless builds_gfx950 found
     that the HIP does not build for gfx950 either: then the runner falls back too, and the verdicts stand.
     Returns the note for the report ("" when nothing was marked or there was nothing to mark)."""
-    if not notes.get("hip_not_run"):
+    hip, aiter = bool(notes.get("hip_not_run")), bool(notes.get("aiter_not_run"))
+    if not hip and not aiter:
         return ""
-    if builds and not any(b.get("ok") or b.get("not_checked") for b in builds):  # the file's own build errors
+    if hip and not aiter and builds and not any(b.get("ok") or b.get("not_checked") for b in builds):
+        # the file's own build errors: the runner falls back too (an aiter module the emulation lacks it does not)
         return ("its HIP does not build for gfx950 either (builds_gfx950): the runner falls back too, so the "
                 "verdicts judge what it runs")
     served = (f"its fallback served {notes['hip_fallback_calls']} calls" if notes.get("hip_fallback_calls") else
               "the file's calls went on without it (an error code of the model's, raised by the file itself)")
-    reason = f"its HIP did not run here (the hip lines say why) and {served}: the runner runs the HIP"
+    if hip:
+        reason = f"its HIP did not run here (the hip lines say why) and {served}: the runner runs the HIP"
+    else:  # the file caught the emulation's AiterNotEmulated and went on: the runner's aiter has that code
+        reason = (f"aiter code the runner has did not run here (the aiter lines say why) and {served}: the runner "
+                  "runs aiter's")
     marked = []
     for record in records.values():
         if record.verdict not in NOT_ON_CALLS and record.outcome in ("passed", "failed"):
             record.fallback = reason
             marked.append(record.verdict)
-    return (f"NOT RUN {', '.join(marked)}: they judge the fallback, not the HIP the runner runs"
-            if marked else "")
+    return (f"NOT RUN {', '.join(marked)}: they judge the fallback, not the {'HIP' if hip else 'aiter code'} the "
+            "runner runs" if marked else "")
 
 
 def pytest_addoption(parser):

@@ -114,8 +114,10 @@ def tier_notes_lines(notes: dict) -> list:
         lines.append(f"hip         {what}: {how[:300]}")
     for what, why in (notes.get("hip_not_run") or {}).items():
         lines.append(f"hip         did not run here: {what}: {why[:300]}")
+    for name, why in (notes.get("aiter_not_run") or {}).items():
+        lines.append(f"aiter       did not run here: {name}: {why}; the file caught the error and went on")
     if notes.get("hip_fallback"):
-        lines.append(f"hip         {notes['hip_fallback']}")
+        lines.append(f"{'hip' if notes.get('hip_not_run') else 'aiter':<11} {notes['hip_fallback']}")
     for shim, where in notes["shims"].items():
         lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
     return lines

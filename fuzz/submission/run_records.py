@@ -117,7 +117,11 @@ def merge_tier_notes(notes: dict, records) -> None:
             elif attempt.get("api") == "hipModuleLoad":  # a prebuilt code object the model runs as a stand-in
                 notes.setdefault("hip_code_objects", {}).setdefault(
                     f"hipModuleLoad({attempt.get('name')}) at {attempt['where']}", attempt.get("cpu_model", ""))
-        if notes.get("hip_not_run") and "exception" not in record:  # the file went on without it: a fallback served
+        for name in record.get("aiter_not_emulated", []):  # real aiter has it, the emulation does not
+            notes.setdefault("aiter_not_run", {}).setdefault(
+                name, "the emulation does not have it; the runner's aiter (f3be04a12a0c) does")
+        if (notes.get("hip_not_run") or notes.get("aiter_not_run")) and "exception" not in record:
+            # the file went on without it: a fallback served
             notes["hip_fallback_calls"] = notes.get("hip_fallback_calls", 0) + 1
         if record.get("hip_cpu_launches"):  # the file's hipcc-built HIP ran on the CPU model for this call
             hip = notes.setdefault("hip_cpu", {"launches": 0, "calls": 0})

@@ -18,8 +18,8 @@ from fuzz.search.strategies import Case
 from fuzz.submission import compiled_kernels, poison, progress
 from fuzz.submission.allocator import BlockPool, pointers, raw_bytes
 from fuzz.submission.provenance import describe_exception
-from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, aiter_reads_past, atomic_add_launches,
-                                        hip_cpu_unmodelled,
+from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, aiter_not_emulated, aiter_reads_past,
+                                        atomic_add_launches, hip_cpu_unmodelled,
                                         interpreter_state_after_call, interpreter_state_before_call,
                                         launch_configs, recorded_hip_builds)
 
@@ -229,6 +229,7 @@ class Session:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
             record["launches_config"] = launch_configs(trace) if "trace" in locals() else []
             record.update(recorded_hip_builds())
+            record.update(aiter_not_emulated())
             sites = poison.take_sites()
             if sites:
                 record["poisoned_allocations"] = sites

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 
 def _plain(v):
@@ -67,6 +68,14 @@ def recorded_hip_builds() -> dict:
     builds = [a.to_json() for a in no_rocm.attempts()]
     no_rocm.reset_attempts()
     return {"hip_builds": builds}
+
+
+def aiter_not_emulated() -> dict:
+    """{"aiter_not_emulated": [names]}: the real aiter modules and names the file asked for in this process that
+    the emulation lacks (its _not_emulated module records them), {} where none was asked for."""
+    module = sys.modules.get("aiter._not_emulated")
+    raised = list(dict.fromkeys(getattr(module, "RAISED", ()) or ()))
+    return {"aiter_not_emulated": raised} if raised else {}
 
 
 _HIP_CPU_SEEN = [0]

@@ -424,3 +424,32 @@ def test_the_worker_records_hip_that_did_not_run_and_a_runner_identical_import_f
     assert what.startswith("load_inline(mxfp4_unrun_with_fallback) at ") and "hip_unrun_with_fallback.py:" in what
     assert ("inline asm" in why or "no ROCm" in why or "clang" in why), why
     assert found["load_inline_with_fallback.py"][:2] == ("pass", {}), found
+
+
+def test_an_aiter_module_the_emulation_lacks_and_the_file_catches_marks_its_verdicts_not_run():
+    """kernelsanders #100: ``try: from aiter.ops.triton.gluon.gemm_afp4wfp4 import ...`` (real aiter at the runner's
+    commit has it) ``except Exception:`` a fallback. It was P/P/P here on the fallback alone; the verdicts on its
+    calls are NOT RUN, and a failing gfx950 build of other HIP does not mean the runner falls back from aiter."""
+    from fuzz.submission.plugin import mark_hip_fallback
+
+    notes = {"aiter_not_run": {"aiter.ops.triton.gluon": "the emulation does not have it"}, "hip_fallback_calls": 3}
+    records = _records("loads", "official", "correctness")
+    note = mark_hip_fallback(records, notes, [{"ok": False}])
+    assert {v: r.status for v, r in records.items()} == {"loads": "PASS", "official": "NOT RUN", "correctness": "NOT RUN"}
+    assert "aiter code the runner has did not run here" in records["official"].line() and "aiter code" in note
+
+
+@pytest.mark.slow
+def test_the_worker_records_a_real_aiter_module_the_emulation_lacks(tmp_path):
+    path = tmp_path / "gluon_or_fallback.py"
+    path.write_text("try:\n    from aiter.ops.triton.gluon.gemm_afp4wfp4 import gemm_afp4wfp4\n"
+                    "except Exception:\n    gemm_afp4wfp4 = None\n\n\n"
+                    "def custom_kernel(data):\n    import torch\n    A, B = data[0], data[1]\n"
+                    "    return (A.float() @ B.float().T).to(torch.bfloat16)\n")
+    runner = SubmissionRunner(path, aiter="emulated", timeout=120)
+    try:
+        checks.check_contract(checks.Context(runner, TIER), [Case(2, 64, 64, seed=1)])
+        not_run = dict(runner.tier_notes.get("aiter_not_run") or {})
+    finally:
+        runner.close()
+    assert list(not_run) == ["aiter.ops.triton.gluon"] and runner.tier_notes.get("hip_fallback_calls", 0) >= 1
