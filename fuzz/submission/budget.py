@@ -6,10 +6,11 @@ worker's start): what a user waits for. ``loads`` and ``official`` (and the runn
 window) come first and may take up to ``OFFICIAL_SHARE[tier]`` of what is left when they begin (a slow
 start, e.g. torch's import on a GPU host, never starves the runner's own check). On the CPU tier that is
 three quarters (half left kernelsanders #597's benchmark mode NOT RUN behind a cold 13 s HIP build at
-import, where the runner fails it: the prediction is the answer a user waits for); on a GPU it is all but the ``RESERVE``: there the runner's prediction (official, benchmark and
-leaderboard modes on the full shapes, about 2 to 4 s each on the H200 with cold kernels) barely fits a
-15 s check, and what the runner will say comes first; the fuzzed verdicts get what it leaves (``--budget``
-more for them). Each fuzzed verdict then gets, when its test
+import, where the runner fails it: the prediction is the answer a user waits for); on a GPU it is all but
+the ``RESERVE``: there the runner's prediction (official, benchmark and leaderboard modes on the full
+shapes, about 2 to 4 s each on the H200 with cold kernels) barely fits a 15 s check, and what the runner
+will say comes first; the fuzzed verdicts get what it leaves (``--budget`` more for them). Each fuzzed
+verdict then gets, when its test
 begins, its weight's share of what is left (so time one verdict did not use goes to the next ones), less
 ``RESERVE`` for the report. Within its share a verdict draws examples as the profile says; when the
 share runs out:

@@ -74,7 +74,7 @@ def aiter_not_emulated() -> dict:
     """{"aiter_not_emulated": [names]}: the real aiter modules and names the file asked for in this process that
     the emulation lacks (its _not_emulated module records them), {} where none was asked for."""
     module = sys.modules.get("aiter._not_emulated")
-    raised = list(dict.fromkeys(getattr(module, "RAISED", ()) or ()))
+    raised = list(getattr(module, "RAISED", None) or ())
     return {"aiter_not_emulated": raised} if raised else {}
 
 

@@ -166,3 +166,19 @@ def test_on_cuda_an_autotune_config_with_matrix_instr_nonkdim_runs_hooked(stock_
     options = {(d["option"], d["kernel"].rsplit(".", 1)[-1]) for d in amd.dropped()}
     assert ("matrix_instr_nonkdim", "_store_ones_autotuned") in options
     assert ("waves_per_eu", "_store_ones_autotuned") in options
+
+
+def test_a_launch_site_is_never_a_frame_of_our_launch_wrappers():
+    """On the H200 the shared-memory retry (nvidia_shared_memory.py) wraps JITFunction.run around this hook, and
+    its frame was named as the file's launch site: every module of ours on the launch path sets
+    LAUNCH_WRAPPER and its frames are passed over, as Triton's are."""
+    import sys
+
+    from reference.emulation import cuda_backend_hook, nvidia_shared_memory
+
+    wrapper_globals = {"LAUNCH_WRAPPER": True, "sys": sys}
+    exec("def wrapped():\n    return sys._getframe()\n", wrapper_globals)
+    ours = wrapper_globals["wrapped"]()
+    assert not cuda_backend_hook.outside_launch_path(ours, "/nowhere/triton")
+    assert cuda_backend_hook.outside_launch_path(sys._getframe(), "/nowhere/triton")
+    assert nvidia_shared_memory.LAUNCH_WRAPPER and amd.LAUNCH_WRAPPER

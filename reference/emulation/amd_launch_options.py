@@ -40,9 +40,7 @@ import sys
 
 from reference.emulation import cuda_backend_hook
 
-# Our wrappers of Triton's launch path mark their module: a launch site is the first frame outside Triton and
-# every such module (this one wraps JITFunction.run beside the other), never one of ours.
-LAUNCH_WRAPPER = True
+LAUNCH_WRAPPER = True  # a frame of this module is never a launch site (cuda_backend_hook.outside_launch_path)
 
 # HIPOptions fields of Triton releases other than the installed one (union; never a CUDAOptions field there)
 KNOWN_AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "allow_flush_denorm", "schedule_hint",
@@ -105,7 +103,7 @@ def installed() -> bool:
 
 
 def _launch_site(frame) -> tuple:
-    """(kernel name, its parameter names, the first file:line outside Triton and this module)."""
+    """(kernel name, its parameter names, the first file:line outside Triton and our launch wrappers)."""
     import triton
 
     triton_dir = os.path.dirname(triton.__file__)
@@ -117,7 +115,7 @@ def _launch_site(frame) -> tuple:
             fn = getattr(jit, "fn", None)
             kernel = getattr(fn, "__qualname__", None) or getattr(jit, "__name__", "?")
             params = tuple(p.name for p in getattr(jit, "params", ()))
-        if not code.co_filename.startswith(triton_dir) and not frame.f_globals.get("LAUNCH_WRAPPER"):
+        if cuda_backend_hook.outside_launch_path(frame, triton_dir):
             return kernel, params, f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return kernel, params, "?"

@@ -34,3 +34,10 @@ def replace(attribute: str, wrap):
         setattr(CUDABackend, attribute, stock)
 
     return undo
+
+
+def outside_launch_path(frame, triton_dir: str) -> bool:
+    """Whether ``frame`` is the caller's, not Triton's (under ``triton_dir``) nor one of our wrappers of
+    Triton's launch path: a module that wraps it sets ``LAUNCH_WRAPPER = True``, so the launch site a report
+    names is the file's line, never ours (amd_launch_options.py, nvidia_shared_memory.py)."""
+    return not frame.f_code.co_filename.startswith(triton_dir) and not frame.f_globals.get("LAUNCH_WRAPPER")

@@ -26,9 +26,7 @@ import sys
 
 from reference.emulation import cuda_backend_hook
 
-# Our wrappers of Triton's launch path mark their module: a launch site is the first frame outside Triton and
-# every such module (this one wraps JITFunction.run beside the other), never one of ours.
-LAUNCH_WRAPPER = True
+LAUNCH_WRAPPER = True  # a frame of this module is never a launch site (cuda_backend_hook.outside_launch_path)
 
 _state: dict = {"undo": None}
 _lowered: dict = {}  # kernel -> {"kernel", "asked", "used", "where", "count"}
@@ -54,9 +52,8 @@ def _launch_site() -> str:
     triton_dir = os.path.dirname(triton.__file__)
     frame = sys._getframe(2)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(triton_dir) and not frame.f_globals.get("LAUNCH_WRAPPER"):
-            return f"{name}:{frame.f_lineno}"
+        if cuda_backend_hook.outside_launch_path(frame, triton_dir):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"
 

@@ -45,7 +45,7 @@ REAL_MODULES, REAL_NAMES, REAL_MODULE_NAMES = _load_surface()
 # What a file asked for that real aiter has and the emulation lacks, in this process (a forked program inherits
 # its parent's): a file that catches the error and goes on runs a fallback where the runner runs aiter's code,
 # which the report must say (the worker adds these to every call's record)
-RAISED: list = []
+RAISED: dict = {}  # name -> None, in the order first asked for
 
 
 def real_name(module: str, name: str) -> bool:
@@ -68,7 +68,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.startswith("aiter.") and fullname in REAL_MODULES and _is_emulation(fullname):
-            RAISED.append(fullname)
+            RAISED.setdefault(fullname)
             raise AiterNotEmulated(f"uses aiter module {fullname} (in aiter {COMMIT}), which the emulation "
                                    "does not have (docs/aiter_emulation.md lists what it has)", name=fullname)
         return None
@@ -88,7 +88,7 @@ def install() -> None:
 def missing_attribute(name: str):
     """For ``aiter.__getattr__``: the error for a name the emulation lacks."""
     if name in REAL_NAMES:
-        RAISED.append(f"aiter.{name}")
+        RAISED.setdefault(f"aiter.{name}")
         return AiterAttributeNotEmulated(f"uses aiter.{name} (in aiter {COMMIT}), which the emulation does not "
                                          "have (docs/aiter_emulation.md lists what it has)")
     return AttributeError(f"module 'aiter' has no attribute {name!r}")
