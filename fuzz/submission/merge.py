@@ -60,7 +60,7 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
         "hip_cpu": {key: sum((p["cpu_tier"].get("hip_cpu") or {}).get(key, 0) for p in partials)
                     for key in ("launches", "calls") if any((p["cpu_tier"].get("hip_cpu") or {}) for p in partials)},
         **{key: {k: v for p in partials for k, v in (p["cpu_tier"].get(key) or {}).items()}
-           for key in ("hip_not_run", "hip_code_objects", "aiter_not_run")},
+           for key in ("hip_not_run", "hip_code_objects", "aiter_not_run", "torch_version")},
     }
     builds = {json.dumps(b, sort_keys=True): b for p in partials for b in p["hip_builds"]}
     merged["hip_builds"] = list(builds.values())

@@ -419,6 +419,7 @@ def tier_notes_json(notes: dict) -> dict:
         "hip_not_run": dict(notes.get("hip_not_run") or {}),  # what the runner builds or runs, not run here: why
         "aiter_not_run": dict(notes.get("aiter_not_run") or {}),  # real aiter names the emulation lacks, asked for
         "hip_code_objects": dict(notes.get("hip_code_objects") or {}),  # prebuilt code objects run by a stand-in
+        "torch_version": dict(notes.get("torch_version") or {}),  # the file's reads of torch.version, answered as the runner's
         "hip_fallback": notes.get("hip_fallback", ""),  # what that means for the verdicts (mark_hip_fallback)
     }
 

@@ -110,6 +110,8 @@ def tier_notes_lines(notes: dict) -> list:
     if hip.get("launches"):
         lines.append(f"hip         the file's own HIP served {hip['calls']} calls ({hip['launches']} kernel launches), run on "
                      "the CPU model of gfx950 (reference/emulation/hip_cpu), not a fallback")
+    for where, how in (notes.get("torch_version") or {}).items():
+        lines.append(f"torch       {where}: {how}")
     for what, how in (notes.get("hip_code_objects") or {}).items():
         lines.append(f"hip         {what}: {how[:300]}")
     for what, why in (notes.get("hip_not_run") or {}).items():

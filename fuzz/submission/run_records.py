@@ -120,6 +120,9 @@ def merge_tier_notes(notes: dict, records) -> None:
         for name in record.get("aiter_not_emulated", []):  # real aiter has it, the emulation does not
             notes.setdefault("aiter_not_run", {}).setdefault(
                 name, "the emulation does not have it; the runner's aiter (f3be04a12a0c) does")
+        for where, (here, runner) in record.get("torch_version_reads", {}).items():  # the file chose its path by it
+            notes.setdefault("torch_version", {}).setdefault(
+                where, f"answered {runner!r} as the runner's torch 2.10.0+rocm7.1 does (this machine's: {here!r})")
         if (notes.get("hip_not_run") or notes.get("aiter_not_run")) and "exception" not in record:
             # the file went on without it: a fallback served
             notes["hip_fallback_calls"] = notes.get("hip_fallback_calls", 0) + 1

@@ -21,7 +21,7 @@ from fuzz.submission.provenance import describe_exception
 from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, aiter_not_emulated, aiter_reads_past,
                                         atomic_add_launches, hip_cpu_unmodelled,
                                         interpreter_state_after_call, interpreter_state_before_call,
-                                        launch_configs, recorded_hip_builds)
+                                        launch_configs, recorded_hip_builds, torch_version_reads)
 
 INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
 MODULE_NAME = "submission"  # the official harness does `from submission import custom_kernel`
@@ -230,6 +230,7 @@ class Session:
             record["launches_config"] = launch_configs(trace) if "trace" in locals() else []
             record.update(recorded_hip_builds())
             record.update(aiter_not_emulated())
+            record.update(torch_version_reads())
             sites = poison.take_sites()
             if sites:
                 record["poisoned_allocations"] = sites

@@ -70,6 +70,14 @@ def recorded_hip_builds() -> dict:
     return {"hip_builds": builds}
 
 
+def torch_version_reads() -> dict:
+    """{"torch_version_reads": {where: [this machine's value, the runner's]}}: the file's reads of torch.version
+    answered as the runner's torch since the last call (runner_torch_version), {} where there were none."""
+    module = sys.modules.get("reference.emulation.runner_torch_version")
+    reads = module.take_reads() if module is not None else {}
+    return {"torch_version_reads": {where: list(values) for where, values in reads.items()}} if reads else {}
+
+
 def aiter_not_emulated() -> dict:
     """{"aiter_not_emulated": [names]}: the real aiter modules and names the file asked for in this process that
     the emulation lacks (its _not_emulated module records them), {} where none was asked for."""

@@ -76,8 +76,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels: interpreted
                 importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
         if not getattr(torch.version, "hip", None):  # no ROCm: HIP built or loaded at runtime fails as without
-            from reference.emulation import no_rocm  # ROCm, and is recorded; a CUDA GPU still builds CUDA-clean sources
-
+            from reference.emulation import no_rocm, runner_torch_version  # ROCm, and is recorded; a CUDA GPU
+            # still builds CUDA-clean sources. The file reads torch.version as on the runner (hip set): its HIP
+            # path is the one tried, never a fallback chosen by this machine's torch
+            runner_torch_version.install(path)
             no_rocm.install(cuda_builds=request["device"] != "cpu")
             no_rocm.on_hip_cpu_block(progress.COUNTERS.program)  # a HIP block on the CPU model is progress
         session = Session(path, request["device"])
