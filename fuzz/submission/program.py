@@ -47,6 +47,11 @@ class Program:
         "rotated" by half a wave) in each call."""
         return self._each("call", {"hip_lanes": order}, f"the lanes of each HIP wave {order}")
 
+    def with_hip_lds_fill(self, byte: int) -> "Program":
+        """This program with the LDS of every block of the CPU model of HIP starting as bytes ``byte`` (0xFF
+        otherwise) in each call."""
+        return self._each("call", {"hip_lds_fill": byte}, f"each HIP block's LDS starting as 0x{byte:02X} bytes")
+
     def with_input_guard(self, byte: int) -> "Program":
         """This program with every input built in memory followed by bytes of value ``byte`` (host memory: the
         CPU tier), so a kernel that reads past an input reads them."""

@@ -27,6 +27,9 @@ INPUT_NAMES = ("A", "B", "B_q", "B_shuffle", "B_scale_sh")
 MODULE_NAME = "submission"  # the official harness does `from submission import custom_kernel`
 TRACE_LINES = 40  # per call, in failure cards and the report
 
+# a step's own words, kept on its record
+RECORDED_STEP_KEYS = ("do", "slot", "out", "autotune_choice", "hip_lanes", "hip_lds_fill")
+
 
 # ---------------------------------------------------------------------------------------------------
 # Loading
@@ -139,7 +142,7 @@ class Session:
         try:
             for index, step in enumerate(steps):
                 self.progress(index, step["do"] in OWN_STEPS)
-                record = {key: step[key] for key in ("do", "slot", "out", "autotune_choice", "hip_lanes") if key in step}
+                record = {key: step[key] for key in RECORDED_STEP_KEYS if key in step}
                 records.append(record)
                 start = time.perf_counter()
                 going_on = self.step(step, record, slots, outputs, out_dir)

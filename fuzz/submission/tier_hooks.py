@@ -121,6 +121,10 @@ def interpreter_state_before_call(step: dict) -> None:
         os.environ["MXFP4_FUZZ_HIP_LANES"] = step["hip_lanes"]
     else:
         os.environ.pop("MXFP4_FUZZ_HIP_LANES", None)
+    if step.get("hip_lds_fill") is not None:  # the byte each block's LDS starts with (0xFF unless set)
+        os.environ["MXFP4_FUZZ_HIP_LDS_FILL"] = str(int(step["hip_lds_fill"]))
+    else:
+        os.environ.pop("MXFP4_FUZZ_HIP_LDS_FILL", None)
     triton_interpreter.reset_autotune_report()
     triton_interpreter.reset_shims()
     triton_interpreter.reset_bf16_atomic_adds()

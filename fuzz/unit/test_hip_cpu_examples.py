@@ -65,6 +65,9 @@ def test_launch_syntax_is_translated():
     out = build.translate(text)
     assert "hipLaunchKernelGGL((k<T, 4>), dim3(g, 1), 256, 0, stream, a, b);" in out
     assert "hipLaunchKernelGGL((plain), 1, 64, 0, 0);" in out
+    # the launch configuration on the line after the kernel's name and template arguments (CaptnJackSparrow)
+    split = build.translate("    quant_a_kernel<M, K, K_HALF, NUM_BLOCKS>\n        <<<q_grid, q_block>>>(a, b);\n")
+    assert "hipLaunchKernelGGL((quant_a_kernel<M, K, K_HALF, NUM_BLOCKS>), q_grid, q_block, 0, 0, a, b);" in split
     assert "float* smem = (float*)::hipcpu::dynamic_shared();" in build.translate("extern __shared__ float smem[];")
 
 

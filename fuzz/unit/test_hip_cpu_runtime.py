@@ -39,6 +39,20 @@ __global__ void divergent_barrier(int* out) {
     if (threadIdx.x < 64) __syncthreads();
     else out[0] = __shfl(threadIdx.x, 0);
 }
+extern "C" float timed_launch(int* out) {  // events as real files time a launch (hipEventElapsedTime included)
+    hipEvent_t start, stop;
+    hipEventCreate(&start);
+    hipEventCreate(&stop);
+    hipEventRecord(start);
+    lockstep_exchange<<<1, 64>>>(out);
+    hipEventRecord(stop);
+    hipEventSynchronize(stop);
+    float ms = -1.0f;
+    hipError_t code = hipEventElapsedTime(&ms, start, stop);
+    hipEventDestroy(start);
+    hipEventDestroy(stop);
+    return code == hipSuccess ? ms : -1000.0f;
+}
 extern "C" int run(int which, int* out, int blocks) {
     switch (which) {
         case 0: lockstep_exchange<<<1, 64>>>(out); break;
@@ -69,14 +83,17 @@ def lib(tmp_path_factory, request):
     return library
 
 
-def launch(lib, which, count, blocks=1, lanes=None):
+def launch(lib, which, count, blocks=1, lanes=None, lds_fill=None):
     out = (ctypes.c_int * count)(*([-7] * count))
     if lanes:
         os.environ["MXFP4_FUZZ_HIP_LANES"] = lanes
+    if lds_fill is not None:
+        os.environ["MXFP4_FUZZ_HIP_LDS_FILL"] = str(lds_fill)
     try:
         code = lib.run(which, out, blocks)
     finally:
         os.environ.pop("MXFP4_FUZZ_HIP_LANES", None)
+        os.environ.pop("MXFP4_FUZZ_HIP_LDS_FILL", None)
     return code, list(out)
 
 
@@ -99,6 +116,25 @@ def test_every_block_starts_with_nan_bytes_in_lds(lib):
     assert code == 0
     assert out[:64] == [7] * 64
     assert out[64:] == [-1] * 128, "block 1 and 2 must not see block 0's LDS"
+
+
+def test_the_lds_fill_byte_is_chosen_per_launch(lib):
+    """What a lockstep kernel read before its neighbour wrote shows as the fill: in every lane order the even lanes
+    read first, so only another fill tells their values came from nobody's write (lane_order.py's fourth run)."""
+    code, filled = launch(lib, 0, 64, lds_fill=0)
+    assert code == 0
+    assert [filled[i] for i in range(0, 64, 2)] == [0] * 32 and all(filled[i] == (i ^ 1) * 10 for i in range(1, 64, 2))
+    code, default = launch(lib, 0, 64)
+    assert code == 0 and [default[i] for i in range(0, 64, 2)] == [-1] * 32, "0xFF bytes again without the variable"
+
+
+def test_events_time_a_launch_on_the_host_clock(lib):
+    lib.timed_launch.argtypes = [ctypes.c_void_p]
+    lib.timed_launch.restype = ctypes.c_float
+    out = (ctypes.c_int * 64)()
+    ms = lib.timed_launch(out)
+    assert 0.0 <= ms < 10_000.0, ms
+    assert out[1] == 0 * 10  # lane 1 read lane 0's write: the launch ran between the two records
 
 
 def test_a_checked_fault_ends_the_launch_and_names_the_access(lib):

@@ -33,10 +33,10 @@ class Worker:
     """A ctx whose file answers the exact product, except at ``lanes`` (where the output follows the lane order),
     ``reruns`` (where it changes from run to run) and ``past`` (where it follows the bytes past the inputs)."""
 
-    def __init__(self, lanes=(), reruns=(), past=()):
+    def __init__(self, lanes=(), reruns=(), past=(), lds=()):
         data, _ = judged_inputs(CASE)
         self.exact = official_reference(exact_gemm_from_inputs(data)).to(torch.bfloat16)
-        self.lanes, self.reruns, self.past = lanes, reruns, past
+        self.lanes, self.reruns, self.past, self.lds = lanes, reruns, past, lds
         self.runs = 0
         self.last_result = None
         self.lane_doubt = LaneOrderDoubt(self)
@@ -52,6 +52,9 @@ class Worker:
             y[column] = float(self.runs * 1000)
         for column in self.past if guard is not None else ():
             y[column] = float(guard) * 10
+        fill = next((s.get("hip_lds_fill") for s in program.steps if s["do"] == "call"), None)
+        for column in self.lds:  # what a lockstep kernel read before its neighbour wrote: the LDS fill, any order
+            y[column] = float("nan") if fill is None else float(fill)
         self.last_result = Result(y.view(self.exact.shape))
         return self.last_result, {"y": {"file": "y", "hip_cpu_launches": 1}}
 
@@ -66,6 +69,15 @@ def doubt(worker: Worker) -> str:
 def test_a_failure_only_where_the_lane_order_changes_it_is_a_lockstep_doubt():
     worker = Worker(lanes=(3, 9))
     assert "relies on the lockstep" in doubt(worker) and worker.lane_doubt.take_note() == ""
+
+
+def test_a_failure_that_follows_the_lds_fill_in_every_lane_order_is_a_lockstep_doubt():
+    """CaptnJackSparrow 3309c00 (runner: test passed, max error 0.0): a one-wave block skips __syncthreads and reads
+    the LDS its other lanes wrote; NaN here in every lane order, so only the fill run shows the doubt."""
+    worker = Worker(lds=(3, 9))
+    why = doubt(worker)
+    assert "relies on the lockstep" in why and "LDS" in why, why
+    assert worker.runs == 5  # the first run, two lane orders, the LDS fill, the input guard
 
 
 def test_memory_that_changes_from_run_to_run_or_past_the_inputs_is_the_files():

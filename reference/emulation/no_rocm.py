@@ -327,7 +327,9 @@ def _refused_build(gpu: bool, texts, kwargs: dict) -> str | None:
 
 # load_inline options that mean the same to a CPU build of the translated sources; the rest (hipcc's
 # extra_cuda_cflags, with_cuda) are the GPU compiler's and are left out.
-CPU_BUILD_OPTIONS = ("functions", "extra_cflags", "extra_include_paths", "build_directory", "verbose",
+# Not "verbose": with it torch prints the compiler's output instead of raising with it, and a refusal of the
+# model's host compiler would reach the report without its error lines (CaptnJackSparrow 18f7b1b)
+CPU_BUILD_OPTIONS = ("functions", "extra_cflags", "extra_include_paths", "build_directory",
                      "with_pytorch_error_handling", "is_python_module", "is_standalone", "keep_intermediates")
 
 

@@ -179,9 +179,11 @@ def translate_asm(source: str) -> str:
 
 
 def _callee_start(text: str, end: int) -> int:
-    """Where the kernel expression before ``<<<`` at ``end`` starts: back over a name, ``::`` and a
-    template argument list."""
+    """Where the kernel expression before ``<<<`` at ``end`` starts: back over white space (real files put
+    ``<<<grid, block>>>`` on the line after ``kernel<M, K>``), a name, ``::`` and a template argument list."""
     i, depth = end, 0
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
     while i > 0:
         c = text[i - 1]
         if c == ">":

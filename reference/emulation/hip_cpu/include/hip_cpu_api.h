@@ -2,6 +2,8 @@
 // events (no-ops: every launch has finished when it returns), errors, device properties of an MI355X.
 #pragma once
 
+#include <chrono>
+
 typedef int hipError_t;
 typedef void* hipStream_t;
 typedef void* hipEvent_t;
@@ -25,10 +27,25 @@ inline hipError_t hipDeviceSynchronize() { return hipSuccess; }
 inline hipError_t hipStreamSynchronize(hipStream_t) { return hipSuccess; }
 inline hipError_t hipStreamCreate(hipStream_t* s) { *s = nullptr; return hipSuccess; }
 inline hipError_t hipStreamDestroy(hipStream_t) { return hipSuccess; }
-inline hipError_t hipEventCreate(hipEvent_t* e) { *e = nullptr; return hipSuccess; }
-inline hipError_t hipEventRecord(hipEvent_t, hipStream_t = nullptr) { return hipSuccess; }
+// An event holds the host clock of its last record (every launch has finished when it returns): elapsed
+// times are plausible host milliseconds, not a GPU's.
+inline hipError_t hipEventCreate(hipEvent_t* e) { *e = new double(0.0); return hipSuccess; }
+inline hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned) { return hipEventCreate(e); }
+inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t = nullptr) {
+    if (e == nullptr) return hipErrorInvalidValue;
+    *static_cast<double*>(e) = std::chrono::duration<double, std::milli>(
+        std::chrono::steady_clock::now().time_since_epoch()).count();
+    return hipSuccess;
+}
 inline hipError_t hipEventSynchronize(hipEvent_t) { return hipSuccess; }
-inline hipError_t hipEventDestroy(hipEvent_t) { return hipSuccess; }
+inline hipError_t hipEventQuery(hipEvent_t) { return hipSuccess; }
+inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+    if (ms == nullptr || start == nullptr || stop == nullptr) return hipErrorInvalidValue;
+    *ms = (float)(*static_cast<double*>(stop) - *static_cast<double*>(start));
+    return hipSuccess;
+}
+inline hipError_t hipEventDestroy(hipEvent_t e) { delete static_cast<double*>(e); return hipSuccess; }
+inline hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned = 0) { return hipSuccess; }
 inline hipError_t hipGetLastError() { int e = ::hipcpu::last_error(); ::hipcpu::last_error() = 0; return e; }
 inline hipError_t hipPeekAtLastError() { return ::hipcpu::last_error(); }
 // A fault of a checked access (hip_cpu_memcheck.h) reads as its message: which access, where, why.
@@ -62,3 +79,11 @@ typedef hipEvent_t cudaEvent_t;
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define cudaMemcpyDefault hipMemcpyDefault
 #define cudaFuncSetAttribute hipFuncSetAttribute
+#define cudaEventCreate hipEventCreate
+#define cudaEventCreateWithFlags hipEventCreateWithFlags
+#define cudaEventRecord hipEventRecord
+#define cudaEventSynchronize hipEventSynchronize
+#define cudaEventQuery hipEventQuery
+#define cudaEventElapsedTime hipEventElapsedTime
+#define cudaEventDestroy hipEventDestroy
+#define cudaStreamWaitEvent hipStreamWaitEvent

@@ -407,6 +407,15 @@ inline int lane_order() {
     return std::strcmp(v, "reversed") == 0 ? 1 : std::strcmp(v, "rotated") == 0 ? 2 : 0;
 }
 
+// The byte a block's LDS holds when it starts: 0xFF (NaN in every float format, so a read of LDS nobody wrote
+// shows), or MXFP4_FUZZ_HIP_LDS_FILL (read at every launch; the submission worker sets it per call): an output
+// that changes with it read LDS before any lane wrote it, in the model's lane-after-lane order. On gfx950 a
+// wave reading what its own lanes just wrote without a barrier sees it (lockstep); nobody's data is garbage.
+inline int lds_fill() {
+    const char* v = std::getenv("MXFP4_FUZZ_HIP_LDS_FILL");
+    return v == nullptr ? 0xFF : (int)(std::strtol(v, nullptr, 0) & 0xFF);
+}
+
 template <class F>
 inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
     static thread_local Block* storage = new Block();  // one block at a time; workers' stacks are reused
@@ -415,9 +424,10 @@ inline void run_block(dim3 threads, std::size_t shared_bytes, F& body_fn) {
     const int count = (int)(threads.x * threads.y * threads.z);
     if (count <= 0 || count > 1024) fault("launch with a block of more than 1024 threads (or none)");
     if ((int)b->threads.size() != count) b->threads.resize(count);
-    b->dynamic_shared.assign(shared_bytes, 0xFF);  // NaN bytes: a read of dynamic LDS nobody wrote shows
+    const int fill = lds_fill();
+    b->dynamic_shared.assign(shared_bytes, (unsigned char)fill);  // a read of dynamic LDS nobody wrote shows
     if (__start_hipcpu_lds != nullptr && __stop_hipcpu_lds > __start_hipcpu_lds)
-        std::memset(__start_hipcpu_lds, 0xFF, (std::size_t)(__stop_hipcpu_lds - __start_hipcpu_lds));
+        std::memset(__start_hipcpu_lds, fill, (std::size_t)(__stop_hipcpu_lds - __start_hipcpu_lds));
     b->body = [](void* f) { (*static_cast<F*>(f))(); };
     b->closure = &body_fn;
     b->live = count;
