@@ -64,6 +64,7 @@ extern "C" int run(int which, int* out, int blocks) {
     return (int)hipGetLastError();
 }
 extern "C" const char* error_text(int code) { return hipGetErrorString(code); }
+extern "C" const char* error_name(int code) { return cudaGetErrorName(code); }
 """
 
 
@@ -147,6 +148,8 @@ def test_a_checked_fault_ends_the_launch_and_names_the_access(lib):
         lib.hip_cpu_clear_regions()
     assert code == 700
     assert lib.error_text(code).decode().startswith("out-of-bounds 4-byte store")
+    lib.error_name.restype = ctypes.c_char_p
+    assert lib.error_name(code) == b"hipErrorIllegalAddress" and lib.error_name(0) == b"hipSuccess"
     assert list(out[:64]) == [1] * 64 and list(out[64:]) == [0] * 192, "blocks after the fault must not run"
     assert lib.run(2, out, 4) == 0, "the next launch runs normally (workers restart)"
     assert list(out) == [1] * 256

@@ -54,6 +54,15 @@ inline const char* hipGetErrorString(hipError_t e) {
     if (e >= 700 && !::hipcpu::fault_message().empty()) return ::hipcpu::fault_message().c_str();
     return "hip_cpu error";
 }
+inline const char* hipGetErrorName(hipError_t e) {
+    switch (e) {
+        case hipSuccess: return "hipSuccess";
+        case hipErrorInvalidValue: return "hipErrorInvalidValue";
+        case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+        case 700: return "hipErrorIllegalAddress";
+        default: return "hipErrorUnknown";
+    }
+}
 inline hipError_t hipGetDevice(int* d) { *d = 0; return hipSuccess; }
 inline hipError_t hipSetDevice(int) { return hipSuccess; }
 inline hipError_t hipFuncSetAttribute(const void*, int, int) { return hipSuccess; }
@@ -74,6 +83,7 @@ typedef hipEvent_t cudaEvent_t;
 #define cudaGetLastError hipGetLastError
 #define cudaPeekAtLastError hipPeekAtLastError
 #define cudaGetErrorString hipGetErrorString
+#define cudaGetErrorName hipGetErrorName
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
 #define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
