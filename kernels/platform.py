@@ -10,7 +10,8 @@ import os
 from dataclasses import dataclass
 
 
-from reference.emulation import amd_inline_asm, amd_launch_options, nvidia_shared_memory, triton_interpreter
+from reference.emulation import (amd_inline_asm, amd_launch_options, nvidia_shared_memory, triton_cache_race,
+                                 triton_interpreter)
 
 # the interpreter where no GPU is visible, patched to compute what compiled Triton computes
 triton_interpreter.activate()
@@ -20,6 +21,8 @@ amd_launch_options.install()
 nvidia_shared_memory.install()
 # on NVIDIA, gfx950 inline asm is refused with a clear error before LLVM's NVPTX backend exits the process
 amd_inline_asm.install()
+# compiled Triton: a launch that lost a race on the compile cache shared by concurrent checks runs again
+triton_cache_race.install()
 
 
 @dataclass(frozen=True)
