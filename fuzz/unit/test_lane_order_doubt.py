@@ -80,6 +80,13 @@ def test_a_failure_that_follows_the_lds_fill_in_every_lane_order_is_a_lockstep_d
     assert worker.runs == 5  # the first run, two lane orders, the LDS fill, the input guard
 
 
+def test_the_lds_fill_runs_only_where_the_lane_orders_agree():
+    """Where the orders already disagree they carry the doubt; an element only the fill changes may be LDS nobody
+    ever writes (garbage on the runner too), so there it stays judged and its failure stands."""
+    worker = Worker(lanes=(3,), lds=(9,))
+    assert doubt(worker) == "" and worker.runs == 3  # the first run and two lane orders: no fill run
+
+
 def test_memory_that_changes_from_run_to_run_or_past_the_inputs_is_the_files():
     for worker in (Worker(lanes=(3,), reruns=(3, 5)), Worker(lanes=(3,), past=(3,))):
         assert doubt(worker) == "", "the failure stands"
