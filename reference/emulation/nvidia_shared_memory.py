@@ -25,6 +25,7 @@ import os
 import sys
 
 from reference.emulation import cuda_backend_hook
+from reference.emulation.patch_registry import wrap_jit_run
 
 LAUNCH_WRAPPER = True  # a frame of this module is never a launch site (cuda_backend_hook.outside_launch_path)
 
@@ -106,17 +107,8 @@ def installed() -> bool:
 
 
 def _patch() -> bool:
-    if installed():
-        return True
-    from triton.runtime.jit import JITFunction
-
-    stock = JITFunction.__dict__["run"]
-    JITFunction.run = wrap_run(stock)
-
-    def undo():
-        JITFunction.run = stock
-
-    _state["undo"] = undo
+    if not installed():
+        _state["undo"] = wrap_jit_run(wrap_run)
     return True
 
 

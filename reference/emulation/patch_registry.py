@@ -56,6 +56,14 @@ def _swap(obj, name: str, value) -> Callable[[], None]:
     return undo
 
 
+def wrap_jit_run(wrap) -> Callable[[], None]:
+    """``JITFunction.run = wrap(the current run)``, every compiled launch's path (nvidia_shared_memory.py,
+    triton_cache_race.py); returns the undo."""
+    from triton.runtime.jit import JITFunction
+
+    return _swap(JITFunction, "run", wrap(JITFunction.__dict__["run"]))
+
+
 def _undo_all(undos) -> Callable[[], None]:
     def undo():
         for u in reversed(undos):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 
+from reference.emulation.patch_registry import wrap_jit_run
+
 LAUNCH_WRAPPER = True  # a frame of this module is never a launch site (cuda_backend_hook.outside_launch_path)
 RETRIES = 3
 
@@ -72,15 +74,7 @@ def install() -> bool:
     """On compiled Triton (TRITON_INTERPRET unset), the retry; under the interpreter a no-op."""
     if installed() or os.environ.get("TRITON_INTERPRET", "0") == "1":
         return installed()
-    from triton.runtime.jit import JITFunction
-
-    stock = JITFunction.__dict__["run"]
-    JITFunction.run = wrap_run(stock)
-
-    def undo():
-        JITFunction.run = stock
-
-    _state["undo"] = undo
+    _state["undo"] = wrap_jit_run(wrap_run)
     return True
 
 
