@@ -2,14 +2,14 @@
 gfx950, rests only on the order in which a wave's lanes ran.
 
 The model runs the lanes of a wave one after another between lane operations, where gfx950 runs them in
-lockstep. So a program whose calls ran HIP on the model runs again twice, each wave's lanes reversed and
-rotated by half a wave; where the orders change nothing in an output, once more in order with every block's
-LDS starting as 0x00 bytes instead of 0xFF. That run catches what no order shows: a one-wave block that writes
-LDS and reads its other lanes' values with no barrier (legal in lockstep; CaptnJackSparrow 3309c00 skips
-__syncthreads for one wave, runner max error 0.0) reads the fill in every order here. It runs only there: where
-the orders already disagree, they carry the doubt, and an element the fill alone changes may as well be LDS
-nobody ever writes (garbage on the runner too: andrew-cain's FAIL must stand). An element whose bits are the
-same in all the runs, in every output compared, does not depend on that order (wrong values equal by chance are rare: on the lockstep example at 256 x 512
+lockstep. So a program whose calls ran HIP on the model runs again three times: each wave's lanes reversed,
+rotated by half a wave, and in order with every block's LDS starting as 0x00 bytes instead of 0xFF. The last
+catches what no order shows: a one-wave block that writes LDS and reads its other lanes' values with no
+barrier (legal in lockstep; CaptnJackSparrow 3309c00 skips __syncthreads for one wave, runner max error 0.0)
+reads the fill in every order here, beside elements that do change with the order. An element the fill alone
+changes may also be LDS nobody ever writes (garbage on the runner too): the model cannot tell the two, so it
+is doubted like the rest (a weak spot: such a kernel's failure is NOT RUN, not FAIL). An element whose bits
+are the same in all four runs, in every output compared, does not depend on that order (wrong values equal by chance are rare: on the lockstep example at 256 x 512
 x 1024, 147 of 131072 elements in two orders, none wrong in all three). A failure stands where those
 elements alone fail; one that lives only where the order changes the output relies on lockstep (or races
 inside a wave), which the runner decides: the verdict is NOT RUN, saying so. A weak spot, said in
@@ -56,11 +56,8 @@ class LaneOrderDoubt:
         if self._cache is not None and self._cache[0] is program:
             return self._cache[1]
         first = self._first_outputs(outputs)
-        masks = self._equal_where(first, [program.with_hip_lanes(order) for order in ("reversed", "rotated")])
-        blind = {name for name, mask in masks.items() if mask is not None and bool(mask.all())}
-        if blind:  # the orders agree everywhere there: only another LDS fill shows lanes that read it unwritten
-            filled = self._equal_where({name: first[name] for name in blind}, [program.with_hip_lds_fill(0x00)])
-            masks.update({name: None if filled[name] is None else masks[name] & filled[name] for name in blind})
+        masks = self._equal_where(first, [program.with_hip_lanes("reversed"), program.with_hip_lanes("rotated"),
+                                          program.with_hip_lds_fill(0x00)])
         self._cache = (program, masks)
         return masks
 
