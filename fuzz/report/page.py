@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from fuzz.report import tier_notes
 from fuzz.report.figures import coverage_svg, error_map_svg, legend_html
 
 STYLE = """
@@ -139,6 +140,9 @@ def report_body(report: dict, anchor: str = "", only: tuple = ()) -> str:
     parts = [f'<h1 id="{escape(anchor)}">{escape(Path(str(report.get("submission", "?"))).name)}</h1>',
              f'<p class="meta">{escape(str(report.get("submission", "")))}<br>{meta}</p>']
     parts.append(prediction_section(report))
+    stood_in = tier_notes.lines(report.get("cpu_tier") or {})
+    if stood_in:  # what the verdicts below rest on: HIP on the CPU model or not run, torch.version, the device
+        parts.append("<h2>What this tier stood in for</h2><pre>" + escape("\n".join(stood_in)) + "</pre>")
     if report.get("load_error"):
         parts.append(f"<pre>{escape(str(report['load_error']))}</pre>")
     verdicts = report.get("verdicts", [])

@@ -61,6 +61,7 @@ def merge(partials: list, order: list, total_seconds: float) -> dict:
                     for key in ("launches", "calls") if any((p["cpu_tier"].get("hip_cpu") or {}) for p in partials)},
         **{key: {k: v for p in partials for k, v in (p["cpu_tier"].get(key) or {}).items()}
            for key in ("hip_not_run", "hip_code_objects", "aiter_not_run", "torch_version")},
+        "hip_fallback": next((p["cpu_tier"].get("hip_fallback") for p in partials if p["cpu_tier"].get("hip_fallback")), ""),
     }
     builds = {json.dumps(b, sort_keys=True): b for p in partials for b in p["hip_builds"]}
     merged["hip_builds"] = list(builds.values())
@@ -94,7 +95,8 @@ def _answer_kernelguard(verdicts: list, screening: dict | None) -> None:
 def summary_lines(report: dict, workers: int, cards: bool) -> list:
     """The terminal summary of a merged report (the serial run's table, from the JSON)."""
     from fuzz.submission.outlook import lines as outlook_lines
-    from fuzz.submission.report_text import launch_lines, tier_notes_lines
+    from fuzz.report import tier_notes
+    from fuzz.submission.report_text import launch_lines
 
     t = report["timings"]
     slow = (f", {t['slow_programs']} slow (over the {t['timeout_seconds']:g} s timeout, progressing)"
@@ -117,9 +119,7 @@ def summary_lines(report: dict, workers: int, cards: bool) -> list:
     for build in report["hip_builds"]:
         lines += build_lines(build)
     lines += launch_lines(report["verdicts"])
-    notes = report["cpu_tier"]
-    lines += tier_notes_lines({"device_emulated": notes["device_emulated"], "autotune": notes["autotune"],
-                               "shims": notes["compat_shims"]})
+    lines += tier_notes.lines(report["cpu_tier"])
     return lines
 
 

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 
+from fuzz.report import tier_notes
 from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MODULE: this module's API too)
     DEFAULT_FAIL_ON,
     EXIT_NOT_RUN,
@@ -26,7 +27,6 @@ from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MOD
     launch_lines,
     official_launches_not_fuzzed,
     test_name,
-    tier_notes_lines,
 )
 
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
@@ -693,7 +693,7 @@ class SubmissionReporter:
                 write(line)
         for line in launch_lines([r.to_json() for r in found.records.values()]):
             write(line)
-        for line in tier_notes_lines(runner.tier_notes):
+        for line in tier_notes.lines(tier_notes_json(runner.tier_notes)):
             write(line)
         if found.steering.note:
             write(f"steering    {found.steering.note}")

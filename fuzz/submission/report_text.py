@@ -99,32 +99,6 @@ def launch_lines(verdicts: list) -> list:
     return lines
 
 
-def tier_notes_lines(notes: dict) -> list:
-    lines = []
-    if notes["device_emulated"]:
-        lines.append("device      CUDA device stood in by the CPU (tensors on 'cuda' live on the CPU; "
-                     "torch.cuda answers as on an MI355X)")
-    for kernel, k in notes["autotune"].items():
-        lines.append(f"autotune    {kernel}: configs checked {sorted(k['checked'])} of {len(k['configs'])}")
-    hip = notes.get("hip_cpu") or {}
-    if hip.get("launches"):
-        lines.append(f"hip         the file's own HIP served {hip['calls']} calls ({hip['launches']} kernel launches), run on "
-                     "the CPU model of gfx950 (reference/emulation/hip_cpu), not a fallback")
-    for where, how in (notes.get("torch_version") or {}).items():
-        lines.append(f"torch       {where}: {how}")
-    for what, how in (notes.get("hip_code_objects") or {}).items():
-        lines.append(f"hip         {what}: {how[:300]}")
-    for what, why in (notes.get("hip_not_run") or {}).items():
-        lines.append(f"hip         did not run here: {what}: {why[:300]}")
-    for name, why in (notes.get("aiter_not_run") or {}).items():
-        lines.append(f"aiter       did not run here: {name}: {why}; the file caught the error and went on")
-    if notes.get("hip_fallback"):
-        lines.append(f"{'hip' if notes.get('hip_not_run') else 'aiter':<11} {notes['hip_fallback']}")
-    for shim, where in notes["shims"].items():
-        lines.append(f"compat      {shim} at {where}: accepted as the runner's Triton did (triton 3.9 rejects it)")
-    return lines
-
-
 def build_lines(build: dict) -> list:
     """A builds_gfx950 report entry's lines: its outcome (built, the file's failure, or not built here and why),
     then each kernel's figures."""

@@ -45,6 +45,20 @@ def test_the_page_is_self_contained_and_holds_the_card_and_the_map():
     assert "<script" not in html and "<link" not in html  # nothing fetched, nothing run
 
 
+def test_the_page_says_what_the_tier_stood_in_for():
+    """A verdict that says "its HIP did not run here (the hip lines say why)" finds those lines on the page too."""
+    report = known_bug_report(Case(8, 512, 512, seed=3))
+    report["cpu_tier"] = {"device_emulated": True, "autotune": {}, "compat_shims": {},
+                          "hip_not_run": {"load_inline(mxfp4) at f.py:12": "the CPU model lacks inline asm (s_nop)"},
+                          "torch_version": {"torch.version.hip at line 7": "answered '7.1.25421' as the runner's"},
+                          "hip_fallback": "its HIP did not run here and its fallback served 3 calls"}
+    html = report_html(report)
+    section = html.split("What this tier stood in for", 1)[1]
+    assert "did not run here: load_inline(mxfp4) at f.py:12" in section and "torch.version.hip at line 7" in section
+    assert "its fallback served 3 calls" in section and "CUDA device stood in" in section
+    assert "What this tier stood in for" not in report_html(known_bug_report(Case(8, 512, 512, seed=3)))
+
+
 def test_the_many_file_page_has_the_summary_table_and_each_report():
     report = known_bug_report(Case(8, 512, 512, seed=3))
     summary = {"tier": "cpu", "jobs": 2, "seconds": 9.0, "exit_code": 1, "files": [

@@ -85,6 +85,22 @@ def test_merged_report_has_the_serial_schema_in_test_order():
     assert merged["cpu_tier"]["autotune"]["k"]["checked"] == [0, 1]
 
 
+def test_the_merged_table_says_what_the_tier_stood_in_for():
+    """Under xdist the summary printed device and autotune lines only: the hip, aiter and torch lines a verdict
+    refers to were dropped."""
+    from fuzz.submission.merge import summary_lines
+
+    a = _partial([("loads", "PASS")])
+    b = _partial([("official", "NOT RUN")])
+    b["cpu_tier"].update({"hip_not_run": {"load_inline(k) at s.py:9": "no clang++ here"},
+                          "torch_version": {"torch.version.hip at line 3": "answered '7.1.25421'"},
+                          "hip_fallback": "its HIP did not run here and its fallback served 2 calls"})
+    merged = merge([a, b], ["loads", "official"], total_seconds=2.0)
+    text = "\n".join(summary_lines(merged, 2, cards=False))
+    assert "hip         did not run here: load_inline(k) at s.py:9: no clang++ here" in text
+    assert "torch       torch.version.hip at line 3" in text and "fallback served 2 calls" in text
+
+
 def test_a_verdict_recorded_twice_keeps_the_worse_row():
     merged = merge([_partial([("loads", "PASS")]), _partial([("loads", "FAIL")])], ["loads"], 1.0)
     assert [v["status"] for v in merged["verdicts"]] == ["FAIL"]
