@@ -30,7 +30,7 @@ from reference import (
 )
 from reference.oracle.e2m1 import TIE_POINTS
 from reference.oracle.gemm import ExactProduct
-from reference.oracle.quant import BLOCK
+from reference.oracle.quant import BLOCK, has_top_scale
 
 # Known wrong quantizers a mismatching subject is compared against, to name its mistake.
 QUANTIZER_VARIANTS = (
@@ -329,20 +329,29 @@ def check_product(
     # acceptable under any combination passes. Computed only where the first judgement failed.
     nan_rules = nan_results(tier) if bool(torch.isnan(data[0]).any()) else nan_results(tier)[:1]
     byte0_rules = scale_byte0_rules(tier)
+    # 2^-127, A's scale in a block with s = 127, is 0 where the quantizer's exp2 flushes subnormals (gfx950, NVIDIA)
+    scale127_rules = ("kept", "flushed") if bool(fail.any()) and has_top_scale(data[0]) else ("kept",)
+    if len(scale127_rules) > 1 and bool(torch.isinf(data[0]).any()):
+        nan_rules = nan_results(tier)  # flushed, an Inf times 0 is a NaN the tier's rules quantize
     nan_note, matched = "", None
-    if fail.any() and len(nan_rules) * len(byte0_rules) > 1:
+    if fail.any() and len(nan_rules) * len(byte0_rules) * len(scale127_rules) > 1:
         on_device = tuple(t if t is None else t.to(exact.value.device) for t in data)
         matched = []
         for nan_rule in nan_rules:
             for byte0 in byte0_rules:
-                alt = exact_gemm_from_inputs(on_device, nan=nan_rule, byte0=byte0)
-                alt_fail = failure_mask(y64, alt, accumulation_bound(alt, splits, unit_roundoff, underflow, bf16_atomic_adds), rounding)
-                if bool((fail & ~alt_fail).any()):
-                    matched.append(f"{nan_rule}/{byte0}")
-                fail &= alt_fail
+                for scale127 in scale127_rules:
+                    alt = exact_gemm_from_inputs(on_device, nan=nan_rule, byte0=byte0, scale127=scale127)
+                    alt_fail = failure_mask(y64, alt, accumulation_bound(alt, splits, unit_roundoff, underflow,
+                                                                         bf16_atomic_adds), rounding)
+                    if bool((fail & ~alt_fail).any()):
+                        matched.append(f"{nan_rule}/{byte0}" + ("/flushed" if scale127 == "flushed" else ""))
+                    fail &= alt_fail
     if len(nan_rules) > 1:
         nan_note = (f" (A has NaNs: each element judged under the {tier_name(tier)} tier's NaN rules, "
                     f"{_describe_nan_rules(nan_rules)}; 'worst' uses the first)")
+    if matched is not None and any(m.endswith("/flushed") for m in matched):
+        nan_note += (" (A's blocks with scale 2^127 judged also with 2^-127 flushed to 0, as the quantizer's exp2 "
+                     "computes it on gfx950 and NVIDIA: their finite elements quantize to 0)")
     if matched is not None and len(byte0_rules) > 1:
         nan_note += (f" (the {tier_name(tier)} tier's products may read "
                      + " or ".join(BYTE0_TEXT[b] for b in byte0_rules) + ")")

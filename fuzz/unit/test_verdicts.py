@@ -333,3 +333,42 @@ def test_a_mutant_reproducing_a_tiers_accepted_byte0_rule_is_equivalent_there_on
     assert equivalent == {("byte0_as_zero", "nvidia")}
     reason = next(m for m in MUTANTS if m.name == "byte0_as_zero").equivalence("nvidia")
     assert "E8M0 byte 0 as 0" in reason and "gfx950" in reason
+
+
+def _top_scale_data():
+    """Inputs whose A has a block with amax in [1.75 * 2^127, 2^128) (s = 127) and an Inf in another."""
+    data = list(randn_data(m=2, n=64, k=64, seed=5))
+    A = data[0].clone()
+    A[0, :32] = 3.0e38
+    A[1, 40] = float("inf")
+    data[0] = A
+    return tuple(data)
+
+
+def test_a_quantizer_whose_exp2_flushes_2_to_the_minus_127_passes():
+    """godzmk's own Triton quantizer on the H200: tl.exp2(-127) is 0 there (ex2.approx.ftz) as on gfx950 (a bare
+    v_exp_f32), so a block with scale 2^127 quantizes to zeros; the oracle kept 2^-127 and called it a FAIL."""
+    data = _top_scale_data()
+    kept, flushed = (exact_gemm_from_inputs(data, scale127=r) for r in ("kept", "flushed"))
+    assert not torch.equal(kept.value.nan_to_num(), flushed.value.nan_to_num())
+    y = round_to_bf16(flushed.value).to(torch.bfloat16)
+    verdict = check_product(y, data, tier="nvidia")
+    assert verdict.passed, verdict.summary
+    assert "2^-127 flushed" in verdict.summary or verdict.details.get("alternatives_matched")
+    kept_y = round_to_bf16(kept.value).to(torch.bfloat16)
+    assert check_product(kept_y, data, tier="cpu").passed  # the interpreter keeps the subnormal: still right
+    wrong = y.clone()
+    wrong[0, 0] = -wrong[0, 0] if float(wrong[0, 0]) != 0 else 1.0
+    assert not check_product(wrong, data, tier="nvidia").passed  # an element wrong under both readings fails
+
+
+def test_the_flushed_reading_zeroes_finite_elements_and_makes_inf_a_nan():
+    A = torch.ones(2, 64, dtype=torch.bfloat16)
+    A[0, :32] = 3.0e38
+    A[0, 3] = float("inf")
+    (kept, scales_kept), (flushed, scales_flushed) = (quantize_mxfp4(A, scale127=r) for r in ("kept", "flushed"))
+    assert torch.equal(scales_kept, scales_flushed) and int(scales_kept[0, 0]) == 254
+    codes_kept, codes_flushed = unpack_e2m1(kept), unpack_e2m1(flushed)
+    assert int(codes_kept[0, 0]) == 0x4 and int(codes_flushed[0, 0]) == 0  # 3e38 * 2^-127 = 1.76 -> 2.0; * 0 -> 0
+    assert int(codes_kept[0, 3]) == 0x7 and int(codes_flushed[0, 3]) == 0x3  # Inf -> 6; Inf * 0 = NaN -> 1.5
+    assert torch.equal(codes_kept[:, 32:], codes_flushed[:, 32:])  # other blocks alike

@@ -54,13 +54,14 @@ SCALE_BYTE0 = ("ocp", "zero")
 
 
 def exact_gemm(A: torch.Tensor, B_q: torch.Tensor, B_scale: torch.Tensor, scale_rule="even", rounding="rne",
-               nan="payload", byte0="ocp"):
+               nan="payload", byte0="ocp", scale127="kept"):
     """A bf16 [M, K]; B_q packed [N, K/2] (unshuffled); B_scale [N, >= K/32] (unshuffled) -> ExactProduct.
 
     ``nan``: the code a NaN element of A gets (reference.oracle.quant's NAN_RESULTS). ``byte0``: what E8M0 byte 0
     multiplies by in the product: "ocp" 2^-127 (the OCP MX spec, aiter, gfx950's MFMA-scale); "zero" 0, as
     Triton's software lowering of ``tl.dot_scaled`` (GPUs without MX matrix instructions) decodes it: it
-    builds the bf16 scale by shifting the byte into the exponent field. Runs on A's device; the result
+    builds the bf16 scale by shifting the byte into the exponent field. ``scale127``: what A's quantizer
+    makes of 2^-127 (reference.oracle.quant.SCALE127). Runs on A's device; the result
     does not depend on it (fp64 products are exact, the sums' error is in the bound)."""
     if byte0 not in SCALE_BYTE0:
         raise ValueError(f"byte0 must be one of {SCALE_BYTE0}, got {byte0!r}")
@@ -70,7 +71,7 @@ def exact_gemm(A: torch.Tensor, B_q: torch.Tensor, B_scale: torch.Tensor, scale_
         raise ValueError(f"B_q must be [N, K/2] = [N, {k // 2}] for A with K={k}, got {tuple(B_q.shape)}")
     if B_scale.dim() != 2 or B_scale.shape[0] < B_q.shape[0] or B_scale.shape[1] < k // 32:
         raise ValueError(f"B_scale must cover [N, K/32] = [{B_q.shape[0]}, {k // 32}], got {tuple(B_scale.shape)}")
-    a_q, a_scales = quantize_mxfp4(A, scale_rule, rounding, nan)
+    a_q, a_scales = quantize_mxfp4(A, scale_rule, rounding, nan, scale127)
     b_scales = B_scale[: B_q.shape[0], : k // 32]
     a = dequantize_mxfp4(a_q, a_scales)
     b = dequantize_mxfp4(B_q, b_scales)

@@ -90,18 +90,43 @@ def scaled_nan(x32: torch.Tensor, nan: str) -> torch.Tensor:
     return torch.copysign(torch.full_like(x32, float("inf")), x32)
 
 
-def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne", nan: str = "payload"):
+# What the quantizer's 2^-s is at s = 127 (an Inf or NaN block, or amax in [1.75 * 2^127, 2^128)): 2^-127 is an
+# fp32 subnormal. "kept": exactly it (numpy, the Triton interpreter, aiter's semantics as written). "flushed": 0,
+# what ``tl.exp2(-s)`` gives on gfx950 (Triton lowers it to llvm.amdgcn.exp2.f32, a bare v_exp_f32, which LLVM's
+# own exp2 lowering scales around because it returns no subnormals: AOT probe, docs/tier_fidelity.md) and on
+# NVIDIA (ex2.approx.ftz.f32). Then finite elements of the block quantize to 0 and an Inf to Inf * 0 = NaN.
+SCALE127 = ("kept", "flushed")
+
+
+def has_top_scale(x: torch.Tensor) -> bool:
+    """Whether a block of ``x`` [M, K] gets s = 127, where SCALE127's two readings differ."""
+    x32 = x.to(torch.float32)
+    return bool((scale_exponent(block_amax(x32)) == 127).any())
+
+
+def quantize_mxfp4(x: torch.Tensor, scale_rule: str = "even", rounding: str = "rne", nan: str = "payload",
+                   scale127: str = "kept"):
     """x [M, K] (bf16/fp16/fp32, any strides) -> (packed uint8 [M, K/2], scales uint8 [M, K/32]).
     ``nan``: what the scaling multiply makes of a NaN element (NAN_RESULTS); a scale depends on it only
-    in an all-NaN block (``canonical_max``)."""
+    in an all-NaN block (``canonical_max``). ``scale127``: what 2^-127 is (SCALE127)."""
     check_matrix(x, "x", _FLOAT_INPUTS, BLOCK)
     if nan not in NAN_RESULTS:
         raise ValueError(f"nan must be one of {NAN_RESULTS}, got {nan!r}")
+    if scale127 not in SCALE127:
+        raise ValueError(f"scale127 must be one of {SCALE127}, got {scale127!r}")
     x32 = x.to(torch.float32).contiguous()
     s = scale_exponent(block_amax(x32, nan), scale_rule)
     quant_scale = power_of_two(-s)  # 2^127 .. 2^-127, exact
+    is_nan = torch.isnan(x32)
+    if scale127 == "flushed":
+        top = (s == 127).repeat_interleave(BLOCK, dim=1)
+        quant_scale = torch.where(s == 127, torch.zeros_like(quant_scale), quant_scale)
+        # Inf * 0 is a NaN the multiply makes: a quiet NaN with the Inf's sign, then the tier's NaN rule
+        made = top & torch.isinf(x32)
+        x32 = torch.where(made, torch.copysign(torch.full_like(x32, float("nan")), x32), x32)
+        is_nan = is_nan | made
     qx = (x32.reshape(x32.shape[0], -1, BLOCK) * quant_scale[..., None]).reshape(x32.shape)
-    qx = torch.where(torch.isnan(x32), scaled_nan(x32, nan), qx)
+    qx = torch.where(is_nan, scaled_nan(x32, nan), qx)
     codes = encode_e2m1(qx, rounding)
     return pack_e2m1(codes), encode_scale(s)
 
