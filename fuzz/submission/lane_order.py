@@ -9,8 +9,9 @@ barrier (legal in lockstep; CaptnJackSparrow 3309c00 skips __syncthreads for one
 reads the fill in every order here, beside elements that do change with the order. An element the fill alone
 changes may also be LDS nobody ever writes (garbage on the runner too): the model cannot tell the two, so it
 is doubted like the rest (a weak spot: such a kernel's failure is NOT RUN, not FAIL). An element whose bits
-are the same in all four runs, in every output compared, does not depend on that order (wrong values equal by chance are rare: on the lockstep example at 256 x 512
-x 1024, 147 of 131072 elements in two orders, none wrong in all three). A failure stands where those
+are the same in all four runs, in every output compared, does not depend on that order (wrong values equal
+by chance are rare: on the lockstep example at 256 x 512 x 1024, 147 of 131072 elements in two orders, none
+wrong in all three). A failure stands where those
 elements alone fail; one that lives only where the order changes the output relies on lockstep (or races
 inside a wave), which the runner decides: the verdict is NOT RUN, saying so. A weak spot, said in
 docs/hip_cpu.md: three orders of many, not an instruction-level lockstep model.

@@ -11,10 +11,11 @@ randomised by the case, as before).
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 
 import torch
+
+from reference.emulation import submission_frames
 
 PATTERNS = {"ff": 0xFF, "00": 0x00}
 _state = {"byte": None, "path": "", "sites": {}}
@@ -24,14 +25,11 @@ _originals: dict = {}
 def _site() -> str | None:
     """The innermost allocating line in the submission's own files: ``line N`` in the file itself,
     ``helper.py line N`` in a module beside it (None: allocated by something else only)."""
-    folder = os.path.dirname(_state["path"]) + os.sep
     frame = sys._getframe(2)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename == _state["path"]:
-            return f"line {frame.f_lineno}"
-        if filename.startswith(folder) and os.sep not in filename[len(folder):]:
-            return f"{os.path.basename(filename)} line {frame.f_lineno}"
+        where = submission_frames.site(frame, _state["path"])
+        if where is not None:
+            return where
         frame = frame.f_back
     return None
 

@@ -6,7 +6,7 @@ HIP with ``load_inline``, else a fallback (aiter, Triton). On the runner ``torch
 such a file ran its fallback here, code the runner never runs, with nothing in the report to say so.
 
 ``install(path)`` makes those two names answer as the runner's torch to the file's code (the file, or a
-module beside it, as poison.py draws the line) and as before to everything else: torch itself, Triton,
+module beside it: submission_frames.py) and as before to everything else: torch itself, Triton,
 ``torch.utils.cpp_extension`` and our stand-ins decide how to build by them. The file then takes the
 runner's path: its HIP builds on the CPU model or is NOT RUN by no_rocm, as a HIP build here always is.
 Each read is recorded (``take_reads``) for the report.
@@ -20,6 +20,8 @@ import os
 import sys
 import types
 
+from reference.emulation import submission_frames
+
 # ROCm 7.1's HIP (hipcc --version: "HIP version: 7.1.25421-..."), without the build hash: the form torch's
 # ROCm wheels report since the hash was dropped (pytorch#168097). Files test it for None or compare the
 # major and minor; the build number past them is not pinned by the runner's public image.
@@ -28,25 +30,10 @@ RUNNER_VALUES = {"hip": "7.1.25421", "cuda": None}
 _state = {"path": None, "reads": {}}
 
 
-def _file_site(frame) -> str | None:
-    """``line N`` (the file itself) or ``name.py line N`` (a module beside it) where ``frame`` runs the
-    file's own code; None for anything else."""
-    path = _state["path"]
-    if path is None or frame is None:
-        return None
-    filename = frame.f_code.co_filename
-    if filename == path:
-        return f"line {frame.f_lineno}"
-    folder = os.path.dirname(path) + os.sep
-    if filename.startswith(folder) and os.sep not in filename[len(folder):]:
-        return f"{os.path.basename(filename)} line {frame.f_lineno}"
-    return None
-
-
 def _answered(name: str):
     def read(module):
         real = module.__dict__.get(name)
-        site = _file_site(sys._getframe(1))
+        site = submission_frames.site(sys._getframe(1), _state["path"])
         if site is None or real == RUNNER_VALUES[name]:
             return real
         _state["reads"].setdefault(f"torch.version.{name} at {site}", (real, RUNNER_VALUES[name]))
