@@ -121,6 +121,8 @@ def summarize(data: dict) -> dict:
             "inputs": round(worker.get("build", 0.0) + worker.get("write", 0.0), 1),
             "calls": round(worker.get("call", 0.0), 1),
             "interpreted": round(worker.get("interpreted", 0.0), 1),
+            "compiling": round(worker.get("compiling", 0.0), 1),  # Triton compiles in the check's worker (GPU)
+            "compiles": int(worker.get("compiles", 0)),
             "judging": total("judging"),
             "hypothesis": total("hypothesis"),
             "inconclusive": total("checks", "inconclusive"),
@@ -143,7 +145,7 @@ def outside_session(phases: dict, launched: float, ended: float) -> dict:
 
 
 COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", "programs", "module_exec", "inputs",
-           "calls", "interpreted", "judging", "hypothesis", "inconclusive", "budget_cut")
+           "calls", "interpreted", "compiling", "compiles", "judging", "hypothesis", "inconclusive", "budget_cut")
 
 
 MODE_MARK = {"PASS": "P", "FAIL": "F", "NOT RUN": "-"}  # the predicted popcorn modes, test/benchmark/leaderboard

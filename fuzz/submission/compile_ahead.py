@@ -84,7 +84,7 @@ class CompileAhead:
         self.stopping = False  # set by stop(): a helper's death is then the check's doing
         self.cases = cases  # None: the runner's cases, made on the helpers' threads (they import torch)
         for index in range(helpers):
-            worker = worker_class(HELPER_OUTPUT_CAP)
+            worker = worker_class(HELPER_OUTPUT_CAP, env={"MXFP4_FUZZ_ROLE": f"helper{index}"})
             worker.send({"op": "load", "path": path, "aiter": aiter, "device": "auto", "task_fallback": task_fallback})
             thread = threading.Thread(target=self._drive, args=(index, helpers, worker), daemon=True,
                                       name=f"mxfp4-fuzz-compile-ahead-{index}")

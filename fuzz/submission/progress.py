@@ -43,6 +43,8 @@ class Counters:
         self.grid_done = 0  # of which begun
         self.launch_started = self.started
         self.interpreted_seconds = 0.0  # inside interpreted launches (the time profile: where a check's seconds go)
+        self.compiling_seconds = 0.0  # inside Triton's compiler on a cache miss (a GPU check is compile-bound)
+        self.compiles = 0  # kernels compiled (not found in Triton's cache)
 
     def stop_reports(self) -> None:
         with self.lock:
@@ -129,4 +131,44 @@ def install() -> None:
 
     executor.__call__, builder.set_grid_dim, builder.set_grid_idx = interpreted_launch, grid_dim, grid_idx
     JITFunction.run = compiled_launch
+    listen_to_compiles()
     _installed.append(True)
+
+
+COMPILE_LOG_ENV = "MXFP4_FUZZ_COMPILE_LOG"  # a folder: each process appends a line per compile (who, what, when)
+
+
+def listen_to_compiles() -> None:
+    """Count Triton's compiles (``knobs.compilation.listener``, Triton >= 3.4; elsewhere nothing is
+    counted) into COUNTERS, and with MXFP4_FUZZ_COMPILE_LOG set write one JSON line per compile or cache hit
+    to ``<folder>/<pid>.jsonl``: which process compiled which kernel, when, for how long (the helpers that
+    compile ahead, compile_ahead.py, are judged by it). A listener the file sets replaces ours."""
+    import json
+    import os
+
+    try:
+        from triton import knobs
+    except ImportError:
+        return
+    compilation = getattr(knobs, "compilation", None)
+    if compilation is None or not hasattr(compilation, "listener"):
+        return
+    folder = os.environ.get(COMPILE_LOG_ENV, "")
+    earlier = compilation.listener
+
+    def listener(src, metadata, metadata_group, times, cache_hit, **kwargs):
+        seconds = 0.0 if cache_hit else times.total / 1e6  # CompileTimes are in microseconds
+        if not cache_hit:
+            COUNTERS.compiles += 1
+            COUNTERS.compiling_seconds += seconds
+        if folder:
+            name = getattr(src, "name", None) or getattr(getattr(src, "fn", None), "__name__", "?")
+            line = {"pid": os.getpid(), "role": os.environ.get("MXFP4_FUZZ_ROLE", "worker"), "kernel": str(name),
+                    "end": time.time(), "seconds": round(seconds, 3), "hit": bool(cache_hit)}
+            with open(os.path.join(folder, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as log:
+                log.write(json.dumps(line) + "\n")
+        if earlier is not None:
+            earlier(src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit,
+                    **kwargs)
+
+    compilation.listener = listener

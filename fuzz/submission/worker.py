@@ -144,7 +144,8 @@ def run_program(session, request: dict, report) -> dict:
     finally:
         progress.COUNTERS.stop_reports()
         faulthandler.cancel_dump_traceback_later()
-    timing = {**session.timing, "interpreted": progress.COUNTERS.interpreted_seconds}
+    timing = {**session.timing, "interpreted": progress.COUNTERS.interpreted_seconds,
+              "compiling": progress.COUNTERS.compiling_seconds, "compiles": progress.COUNTERS.compiles}
     return {"ok": True, "records": records, "seconds": time.perf_counter() - start,
             "counters": progress.COUNTERS.snapshot(), "timing": timing}
 
