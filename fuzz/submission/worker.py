@@ -70,11 +70,11 @@ def handle(session_holder: dict, request: dict, report) -> dict:
 
             detect()  # the tier is decided (and cached) before torch.cuda starts answering "available"
             cuda_on_cpu.install()
-            if aiter.kind == "emulated":  # aiter's public API in PyTorch: judged on what it returns, not interpreted
-                importlib.import_module("aiter.ops.triton._vectorized").set_mode(
-                    os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))
-            elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels: interpreted
-                importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
+        if aiter.kind == "emulated":  # aiter's public API in PyTorch: judged on what it returns, not interpreted
+            importlib.import_module("aiter.ops.triton._vectorized").set_mode(  # (CPU) or compiled (GPU)
+                os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))
+        elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels
+            importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
         if not getattr(torch.version, "hip", None):  # no ROCm: HIP built or loaded at runtime fails as without
             from reference.emulation import no_rocm, runner_torch_version  # ROCm, and is recorded; a CUDA GPU
             # still builds CUDA-clean sources. The file reads torch.version as on the runner (hip set): its HIP

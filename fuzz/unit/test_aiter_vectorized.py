@@ -1,6 +1,7 @@
-"""aiter's public Triton API served by PyTorch on the CPU tier (aiter/ops/triton/_vectorized.py): the
-same quantization bits and the same output layout as the emulated kernels, every GEMM inside the
-oracle's bound, a caller's ``y`` written in place. (How much faster it is: docs/aiter_emulation.md.)"""
+"""aiter's public Triton API served by PyTorch (aiter/ops/triton/_vectorized.py), on the CPU tier against
+the interpreted kernels and on a GPU against the compiled ones: the same quantization bits and the same
+output layout as the emulated kernels, every GEMM inside the oracle's bound, a caller's ``y`` written in
+place. (How much faster it is: docs/aiter_emulation.md.)"""
 import pytest
 import torch
 import triton
@@ -13,8 +14,9 @@ triton_quant = emulated("ops.triton.quant")
 a16wfp4 = emulated("ops.triton.gemm.basic.gemm_a16wfp4")
 afp4wfp4 = emulated("ops.triton.gemm.basic.gemm_afp4wfp4")
 
-pytestmark = pytest.mark.skipif(not triton.knobs.runtime.interpret, reason="the vectorized public API serves the "
-                                "CPU tier only (CPU tensors); compiled kernels on a GPU are the emulation's own tests")
+# the operands' device: the CPU where Triton interprets (the CPU tier), else the GPU the kernels compile for
+DEVICE = "cpu" if triton.knobs.runtime.interpret or not torch.cuda.is_available() else "cuda"
+needs_gpu = pytest.mark.skipif(DEVICE == "cpu", reason="a GPU tier question: no GPU here")
 SHAPES = [(1, 64, 256), (13, 128, 320), (16, 256, 512)]
 
 
@@ -29,6 +31,10 @@ def both_modes(call):
     return out
 
 
+def on_device(data):
+    return tuple(None if t is None else t.to(DEVICE) for t in data)
+
+
 def b_views(data):
     packed, scales = unshuffled_b(data)
     shuffled, shuffled_scales = preshuffled_views(data)
@@ -37,7 +43,7 @@ def b_views(data):
 
 @pytest.mark.parametrize("m, n, k", SHAPES)
 def test_dynamic_mxfp4_quant_is_bit_exact_with_the_kernel_and_keeps_its_strides(m, n, k):
-    x = generate_input(m, n, k, seed=k)[0]
+    x = generate_input(m, n, k, seed=k)[0].to(DEVICE)
     got = both_modes(lambda: triton_quant.dynamic_mxfp4_quant(x))
     (codes_k, scales_k), (codes_v, scales_v) = got["kernels"], got["vectorized"]
     assert torch.equal(codes_k, codes_v) and torch.equal(scales_k, scales_v)
@@ -48,6 +54,7 @@ def test_dynamic_mxfp4_quant_is_bit_exact_with_the_kernel_and_keeps_its_strides(
 def test_the_public_gemms_meet_the_bound_in_both_modes(m, n, k):
     data = generate_input(m, n, k, seed=m * k)
     exact = exact_gemm_from_inputs(data)
+    data = on_device(data)
     views = b_views(data)
     a_codes, a_scales = triton_quant.dynamic_mxfp4_quant(data[0])
     calls = {
@@ -68,20 +75,22 @@ def test_the_public_gemms_meet_the_bound_in_both_modes(m, n, k):
 
 def test_a_callers_y_is_written_in_place():
     data = generate_input(4, 64, 256, seed=3)
+    exact = exact_gemm_from_inputs(data)
+    data = on_device(data)
     views = b_views(data)
-    y = torch.full((4, 64), 7.0, dtype=torch.bfloat16)
+    y = torch.full((4, 64), 7.0, dtype=torch.bfloat16, device=DEVICE)
     vectorized.set_mode("vectorized")
     try:
         out = a16wfp4.gemm_a16wfp4(data[0], views["packed"], views["scales"], y=y)
     finally:
         vectorized.set_mode("kernels")
     assert out is y
-    assert_within_bound(y, exact_gemm_from_inputs(data), "rne")
+    assert_within_bound(y, exact, "rne")
 
 
 def test_split_k_partials_asked_for_are_still_the_kernels():
     """skip_reduce returns the partials themselves: their layout is the kernel's, so the kernel serves."""
-    data = generate_input(4, 64, 1024, seed=5)
+    data = on_device(generate_input(4, 64, 1024, seed=5))
     views = b_views(data)
     config = dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=256, GROUP_SIZE_M=1, num_warps=4, num_stages=1,
                   waves_per_eu=1, matrix_instr_nonkdim=16, cache_modifier=".cg", NUM_KSPLIT=2)
@@ -102,11 +111,12 @@ def test_the_kernels_scale_reads_past_k_see_zeros_not_the_memory_after_the_scale
     this file's GEMM test, from whatever the allocator had left there)."""
     data = generate_input(m, n, k, seed=m * k)
     exact = exact_gemm_from_inputs(data)
+    data = on_device(data)
     views = b_views(data)
     a_codes, a_scales = triton_quant.dynamic_mxfp4_quant(data[0])
 
     def followed_by_nan_scales(t):  # the same values and strides, 0xFF bytes after the last one
-        buffer = torch.full((t.numel() + 4096,), 0xFF, dtype=torch.uint8)
+        buffer = torch.full((t.numel() + 4096,), 0xFF, dtype=torch.uint8, device=DEVICE)
         out = torch.as_strided(buffer, t.shape, t.stride())
         out.copy_(t)
         return out
@@ -120,3 +130,42 @@ def test_the_kernels_scale_reads_past_k_see_zeros_not_the_memory_after_the_scale
             assert_within_bound(call(), exact, "rne", splits=8)  # kernels mode: the emulated Triton kernels
         except AssertionError as error:
             raise AssertionError(f"{name}: {error}") from None
+
+
+@needs_gpu
+def test_on_a_gpu_the_quantizer_gives_the_cpus_bits_with_every_special_value():
+    """On a GPU the vectorized calls quantize with the oracle's quantizer on the device: the judge (on the
+    CPU) must see the bits it would compute itself, NaN payloads, Infs, -0 and 2^127-scale blocks included."""
+    from fuzz.search.strategies import SPECIAL_BITS
+
+    x = generate_input(64, 64, 512, seed=11)[0].clone()
+    bits = x.view(torch.int16).view(-1)
+    specials = torch.tensor([v - 65536 if v > 32767 else v for v in SPECIAL_BITS.values()], dtype=torch.int16)
+    bits[::37] = specials.repeat(bits[::37].numel() // len(specials) + 1)[: bits[::37].numel()]
+    x[3] = 3.0e38  # a block whose scale is 2^127
+    x[5, :32] = float("nan")  # an all-NaN block
+    vectorized.set_mode("vectorized")
+    try:
+        on_cpu = triton_quant.dynamic_mxfp4_quant(x)
+        on_gpu = triton_quant.dynamic_mxfp4_quant(x.to(DEVICE))
+    finally:
+        vectorized.set_mode("kernels")
+    for c, g in zip(on_cpu, on_gpu):
+        assert torch.equal(c, g.cpu())
+
+
+@needs_gpu
+def test_a_call_inside_a_graph_capture_or_across_devices_goes_to_the_kernels():
+    data = on_device(generate_input(16, 64, 256, seed=7))
+    vectorized.set_mode("vectorized")
+    try:
+        assert vectorized.serves(data[0], data[2])
+        assert not vectorized.serves(data[0], data[2].cpu())
+        graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        seen = []
+        with torch.cuda.stream(stream):
+            with torch.cuda.graph(graph, stream=stream):
+                seen.append(vectorized.serves(data[0]))
+        assert seen == [False]
+    finally:
+        vectorized.set_mode("kernels")

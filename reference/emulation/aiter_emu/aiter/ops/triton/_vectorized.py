@@ -1,10 +1,12 @@
-"""What aiter's public Triton GEMM/quant API returns, computed with PyTorch on the CPU tier.
+"""What aiter's public Triton GEMM/quant API returns, computed with PyTorch on every tier.
 
 A submission that calls ``gemm_a16wfp4``, ``gemm_a16wfp4_preshuffle``, ``gemm_afp4wfp4`` or
 ``dynamic_mxfp4_quant`` is judged on what aiter returns, not on how aiter's kernel computes it; the
 Triton interpreter runs those kernels at a few programs per second (a real file falling back to the
-public GEMM spent over 10 minutes on three verdicts). So, in the mode ``set_mode("vectorized")`` (the
-submission worker's default on the CPU tier), these calls run here instead:
+public GEMM spent over 10 minutes on three verdicts); on a GPU they compile, each config and
+specialization once (a real file's official check spent 14 s of its 27 compiling our kernels for the
+runner's four shapes on a fresh H200 host). So, in the mode ``set_mode("vectorized")`` (the submission
+worker's default on every tier), these calls run here instead, on the operands' device:
 
 - quantization: the oracle's ``quantize_mxfp4``, the same bits as aiter's ``_mxfp4_quant_op``;
 - the product: exact MXFP4 values multiplied and summed in float64, then rounded to fp32 and to the
@@ -18,7 +20,8 @@ the shapes aiter itself reads, x's and w's, matter); memory past a tensor's own 
 Triton GEMMs' convention, ``_emulation.padded_for_reads``). Nothing is checked that aiter does not check.
 
 What is not served here goes to the emulated kernels (interpreted): split-K partials returned to the
-caller (``skip_reduce``), ``atomic_add``, inputs off the CPU, tensors of a dtype Triton refuses (the
+caller (``skip_reduce``), ``atomic_add``, operands on different devices, calls inside a CUDA graph's
+capture (the graph then holds our compiled kernels, as the runner's holds aiter's), tensors of a dtype Triton refuses (the
 kernels raise Triton's error), K tails (quantization of rows whose length is not a multiple of 32, a
 packed K not whole groups), and preshuffle calls the kernel cannot compile (EVEN_K false or
 BLOCK_SIZE_K < 256: the kernels raise there). Kernels a submission launches itself, or device functions
@@ -52,10 +55,17 @@ def mode() -> str:
 
 
 def serves(*tensors) -> bool:
-    """True when this call may be computed here: vectorized mode, every tensor on the CPU and of a dtype
-    Triton takes (else the kernels raise Triton's own error, as aiter's do)."""
-    return _mode["value"] == "vectorized" and all(
-        t is None or (t.device.type == "cpu" and t.dtype not in _TRITON_REFUSES) for t in tensors)
+    """True when this call may be computed here: vectorized mode, every tensor on one device and of a
+    dtype Triton takes (else the kernels raise Triton's own error, as aiter's do), and no CUDA graph
+    being captured there (PyTorch ops would be captured too, but the graph a file replays is meant to
+    hold the kernels the runner's aiter launches: ours, compiled)."""
+    present = [t for t in tensors if t is not None]
+    if _mode["value"] != "vectorized" or any(t.dtype in _TRITON_REFUSES for t in present):
+        return False
+    devices = {t.device for t in present}
+    if len(devices) > 1:
+        return False
+    return not any(d.type == "cuda" and torch.cuda.is_current_stream_capturing() for d in devices)
 
 
 def quantizes(x: torch.Tensor, k: int) -> bool:
