@@ -2,7 +2,8 @@
 oracle's NaN semantics hold. Where this process sees a GPU, B is quantized there and copied back: the
 same bytes (the reference's quantizer is integer and power-of-two arithmetic; test_strategies checks a
 case builds the same tuple on the CPU and on the tier's device), in milliseconds instead of the seconds a
-large official case costs on the CPU or on its way through the input cache's files."""
+large official case costs on the CPU or on its way through the input cache's files. The exact product
+is computed there too (``exact_product``) and comes back to the CPU."""
 from __future__ import annotations
 
 import functools
@@ -25,3 +26,24 @@ def judged_inputs(case) -> tuple:
         data, meta = case.build(device, quantize_on=device)
         return tuple(None if t is None else t.cpu() for t in data), meta
     return case.build("cpu", quantize_on=device)
+
+
+def exact_product(data, **kw):
+    """``exact_gemm_from_inputs(data, **kw)`` computed on this process's fastest device, every field back on
+    the CPU. The oracle's quantizer gives the same bits on every device (checked with every special value
+    on a GPU: fuzz/unit/test_aiter_vectorized.py) and float64 products of MXFP4 values are exact, so only
+    the order of the float64 sums may differ, which the bound covers (reference.oracle.gemm). On a GPU
+    host the dequantized float64 operands and their two products took most of a check's judging
+    (0.1 to 0.4 s per runner-shape output on the CPU, about 34 outputs in a prediction)."""
+    import dataclasses
+
+    import torch
+
+    from reference import exact_gemm_from_inputs
+
+    device = _quantize_device()
+    if device == "cpu":
+        return exact_gemm_from_inputs(data, **kw)
+    exact = exact_gemm_from_inputs(tuple(None if t is None else t.to(device) for t in data), **kw)
+    return dataclasses.replace(exact, **{f.name: getattr(exact, f.name).cpu() for f in dataclasses.fields(exact)
+                                         if isinstance(getattr(exact, f.name), torch.Tensor)})

@@ -22,9 +22,8 @@ import torch
 
 from fuzz.judge.verdicts import official_reference
 from fuzz.search.strategies import Case
-from fuzz.submission.judged import judged_inputs
+from fuzz.submission.judged import exact_product, judged_inputs
 from fuzz.submission.program import Program
-from reference import exact_gemm_from_inputs
 
 
 class LaneOrderDoubt:
@@ -113,7 +112,7 @@ class LaneOrderDoubt:
             return ""
         y = self.ctx.last_result.tensor(outputs[out]).cpu()
         data, _ = judged_inputs(case)
-        exact = official_reference(exact_gemm_from_inputs(data)).to(y.dtype).cpu()
+        exact = official_reference(exact_product(data)).to(y.dtype).cpu()
         if fails(torch.where(stable, y, exact)):
             return ""  # wrong where the order changes nothing: it stands without more runs
         past = self._past(program, outputs, [out], stable)
