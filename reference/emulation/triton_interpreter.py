@@ -123,6 +123,19 @@ def install(names=None) -> list:
     return install_patches(PATCHES, _installed, names)
 
 
+def install_autotune_variants() -> bool:
+    """``autotune_without_benchmark`` on compiled Triton too (the submission worker on the NVIDIA tier):
+    there the autotuner would time every config on NVIDIA, which says nothing of which one gfx950 picks,
+    and timing cost seconds a shape (an autotuned real file spent 12 of its 27 s benchmarking on an
+    H100). So, as on the CPU tier, ``set_autotune_choice(i)`` names the config that runs, each config is a
+    variant the runner may run (correctness runs every one) and ``triton.testing.do_bench`` runs its
+    function once, untimed. Idempotent; returns whether it installed it now."""
+    if "autotune_without_benchmark" in _installed:
+        return False
+    _installed["autotune_without_benchmark"] = _apply_autotune_without_benchmark()
+    return True
+
+
 def uninstall(names=None) -> None:
     """Back to stock Triton (for the tests that show each divergence)."""
     uninstall_patches(_installed, names)
