@@ -26,6 +26,8 @@ def test_e2m1_decode_table_is_the_ocp_table():
     got = decode_e2m1(torch.arange(16, dtype=torch.uint8)).tolist()
     assert got == expected
     assert math.copysign(1, got[8]) == -1  # code 8 is -0
+    every_byte = torch.arange(256, dtype=torch.int32).to(torch.uint8)  # the high nibble is not read
+    assert torch.equal(decode_e2m1(every_byte).view(torch.int32), decode_e2m1(every_byte & 0xF).view(torch.int32))
 
 
 def test_e8m0_decode_every_byte():

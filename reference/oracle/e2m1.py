@@ -29,8 +29,12 @@ def decode_e2m1(codes: torch.Tensor) -> torch.Tensor:
     """Codes (uint8, low nibble used) -> float32 values; code 8 decodes to -0.0."""
     if codes.dtype != torch.uint8:
         raise TypeError(f"decode_e2m1 expects uint8 codes, got {codes.dtype}")
-    table = torch.tensor(E2M1_VALUES, dtype=torch.float32, device=codes.device)
-    return table[(codes & 0xF).long()]
+    # built from the bits, not looked up in a table: a table made with torch.tensor is a host-to-device
+    # copy, which a CUDA graph's capture refuses (aiter's API, served by PyTorch, is captured by real files)
+    c = (codes & 0xF).to(torch.int64)
+    sign, exponent, mantissa = c >> 3, (c >> 1) & 3, c & 1
+    magnitude = torch.where(exponent == 0, mantissa * 0x3F000000, ((exponent + 126) << 23) | (mantissa << 22))
+    return _fp32_from_bits(magnitude | (sign << 31))
 
 
 def encode_e2m1(qx: torch.Tensor, rounding: str = "rne") -> torch.Tensor:
@@ -63,7 +67,7 @@ def _encode_rne(mag: torch.Tensor) -> torch.Tensor:
     denormal = ~saturate & (f < 1.0)
     # |qx| < 1: adding 2^22 in fp32 rounds f to a multiple of 0.5 (ties to even); the low bits
     # of the sum are then the code 0, 1 or 2.
-    magic = torch.tensor(2.0**22, dtype=torch.float32, device=mag.device)
+    magic = 2.0**22  # a Python float: the add stays fp32 (and makes no host-to-device copy)
     den = (_fp32_bits(f + magic) - 0x4A800000) & 0xFF
     # 1 <= |qx| < 6 (and NaN, for which every comparison is false): integer RNE on mantissa bit 22.
     odd = (mag >> 22) & 1
