@@ -122,3 +122,23 @@ def test_the_stand_in_refuses_and_accepts_what_the_kernels_do():
     x64 = data[0][:, :64].to(torch.float64)
     quant = {mode: in_mode(mode, lambda: triton_quant.dynamic_mxfp4_quant(x64)) for mode in MODES}
     assert all(torch.equal(a, b) for a, b in zip(quant["kernels"], quant["vectorized"]))
+
+
+def test_a_dtype_the_file_registers_with_triton_is_computed_in_both_modes(monkeypatch):
+    """Real files add float8_e8m0fnu (and fp4x2) to Triton's dtype map as u8 before calling aiter, so that
+    its kernels take e8m0 views: then the kernels run, and the stand-in serves the call too."""
+    from triton._utils import type_canonicalisation_dict
+
+    data = generate_input(2, 64, 512, seed=11)
+    w, w_scales = preshuffled_views(data)
+    vectorized.set_mode("vectorized")
+    try:
+        assert not vectorized.serves(w_scales.view(e8m0))  # Triton's map lacks it: the kernels raise its KeyError
+        monkeypatch.setitem(type_canonicalisation_dict, "float8_e8m0fnu", "u8")
+        assert vectorized.serves(w_scales.view(e8m0))
+    finally:
+        vectorized.set_mode("kernels")
+    outs = {mode: in_mode(mode, lambda: a16wfp4.gemm_a16wfp4_preshuffle(data[0], w, w_scales.view(e8m0)))
+            for mode in MODES}
+    assert_within_bound(outs["vectorized"], exact_gemm_from_inputs(data), "rne", splits=8)
+    assert_within_bound(outs["kernels"], exact_gemm_from_inputs(data), "rne", splits=8)

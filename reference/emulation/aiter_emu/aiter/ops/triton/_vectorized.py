@@ -59,9 +59,20 @@ def serves(*tensors) -> bool:
     capture too: every op here is a device op (no host read, no host-to-device copy), so the graph
     holds them and its replays compute what an eager call computes (fuzz/unit/test_aiter_vectorized.py)."""
     present = [t for t in tensors if t is not None]
-    if _mode["value"] != "vectorized" or any(t.dtype in _TRITON_REFUSES for t in present):
+    if _mode["value"] != "vectorized" or any(_triton_refuses(t.dtype) for t in present):
         return False
     return len({t.device for t in present}) <= 1
+
+
+def _triton_refuses(dtype) -> bool:
+    """Triton has no pointer type for ``dtype``: the name its own map (``triton._utils.
+    type_canonicalisation_dict``) lacks, read at each call, since real files add fp4x2 and e8m0 to it
+    (as u8) before calling aiter; without that map, the dtypes it lacked at Triton 3.6 and 3.9."""
+    try:
+        from triton._utils import type_canonicalisation_dict
+    except ImportError:  # pragma: no cover - a Triton without the map
+        return dtype in _TRITON_REFUSES
+    return str(dtype).split(".")[-1] not in type_canonicalisation_dict
 
 
 def quantizes(x: torch.Tensor, k: int) -> bool:
