@@ -102,7 +102,8 @@ def summarize(data: dict) -> dict:
             worker[kind] = worker.get(kind, 0.0) + seconds
 
     def total(key, sub=None):
-        return round(sum((t.get(key, {}).get(sub, 0.0) if sub else t.get(key, 0.0)) for t in tests.values()), 1)
+        return round(sum((t.get(key, {}).get(sub, 0.0) if sub else t.get(key, 0.0))
+                         for name, t in tests.items() if name != "loads"), 1)
 
     return {
         "tier": data.get("tier"),
@@ -115,6 +116,8 @@ def summarize(data: dict) -> dict:
         "steered": sum(v.get("steered", 0) for v in verdicts),
         "where": {
             "worker_start": round(profile.get("worker_start", 0.0), 1),
+            # the loads verdict waits for the worker to execute the file (no program): not judging
+            "loading": round(tests.get("loads", {}).get("seconds", 0.0), 1),
             "official": round(tests.get("official", {}).get("seconds", 0.0), 1),
             "programs": total("program_wall"),
             "module_exec": round(worker.get("reload", 0.0), 1),
@@ -144,7 +147,7 @@ def outside_session(phases: dict, launched: float, ended: float) -> dict:
             "after_report": round(ended - phases["report"], 1)}
 
 
-COLUMNS = ("startup", "to_session", "after_report", "worker_start", "official", "programs", "module_exec", "inputs",
+COLUMNS = ("startup", "to_session", "after_report", "worker_start", "loading", "official", "programs", "module_exec", "inputs",
            "calls", "interpreted", "compiling", "compiles", "judging", "hypothesis", "inconclusive", "budget_cut")
 
 

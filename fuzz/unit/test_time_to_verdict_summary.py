@@ -1,0 +1,17 @@
+"""Where a check's seconds went (fuzz.bench.time_to_verdict.summarize): the loads verdict's wait for the
+worker to execute the file is loading, not judging (it runs no program, so all of it looked like judging)."""
+from fuzz.bench import time_to_verdict
+
+
+def test_the_loads_wait_is_loading_and_judging_is_what_the_checks_spent_outside_programs():
+    report = {"verdicts": [], "time_profile": {"worker_start": 1.0, "tests": {
+        "loads": {"seconds": 1.3, "checks": {"pass": 1.3}, "program_wall": 0.0, "judging": 1.3, "hypothesis": 0.0},
+        "official": {"seconds": 2.4, "checks": {"pass": 2.4}, "program_wall": 2.3, "judging": 0.1, "hypothesis": 0.0,
+                     "worker": {"call": 1.5, "compiling": 0.9, "compiles": 4}},
+        "correctness": {"seconds": 0.6, "checks": {"pass": 0.6}, "program_wall": 0.3, "judging": 0.3,
+                        "hypothesis": 0.04, "worker": {"call": 0.2}},
+    }}}
+    where = time_to_verdict.summarize(report)["where"]
+    assert where["loading"] == 1.3
+    assert where["judging"] == 0.4
+    assert (where["compiling"], where["compiles"], where["calls"]) == (0.9, 4, 1.7)
