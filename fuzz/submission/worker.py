@@ -70,9 +70,9 @@ def handle(session_holder: dict, request: dict, report) -> dict:
 
             detect()  # the tier is decided (and cached) before torch.cuda starts answering "available"
             cuda_on_cpu.install()
-        if aiter.kind == "emulated":  # aiter's public API in PyTorch: judged on what it returns, not interpreted
-            importlib.import_module("aiter.ops.triton._vectorized").set_mode(  # (CPU) or compiled (GPU)
-                os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))
+        if aiter.kind == "emulated":  # aiter's public API in PyTorch on every tier: judged on what it returns,
+            importlib.import_module("aiter.ops.triton._vectorized").set_mode(  # not interpreted (CPU) or
+                os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))  # compiled for each config (GPU)
         elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels
             importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
         if request["device"] != "cpu" and not getattr(torch.version, "hip", None):  # NVIDIA: which config its
