@@ -154,6 +154,15 @@ COLUMNS = ("startup", "to_session", "after_report", "worker_start", "loading", "
 MODE_MARK = {"PASS": "P", "FAIL": "F", "NOT RUN": "-"}  # the predicted popcorn modes, test/benchmark/leaderboard
 
 
+def steady_rate(rows: list, jobs: int) -> float:
+    """Files a minute that ``jobs`` checks at once would finish in steady state, were each as long as the mean
+    check measured here (under the same load): an estimate, not a measurement. With few files and many jobs
+    the measured rate is the last, partly filled wave's (the slowest check ends the run): ``--cycle`` with
+    many files measures the steady state itself."""
+    seconds = [r["seconds"] for r in rows if r.get("seconds")]
+    return jobs * 60.0 / (sum(seconds) / len(seconds)) if seconds else 0.0
+
+
 def table(rows: list) -> list:
     head = f"{'file':<58} {'s':>6} {'exit':>4} {'t/b/l':>5} {'FAIL':>4} {'NRUN':>4} {'cut':>3} " + " ".join(
         f"{c[:7]:>7}" for c in COLUMNS)
@@ -215,6 +224,7 @@ def main(argv=None) -> int:
             "machine": f"{platform.node() or 'host'} {platform.machine()}, {os.cpu_count()} cores" + gpus,
             "date": time.strftime("%Y-%m-%d"), "profile": args.profile, "budget": args.budget, "jobs": args.jobs,
             "complete": complete, "wall_seconds": round(wall, 1), "files_per_minute": round(per_minute, 2),
+            "files_per_minute_steady_estimate": round(steady_rate(rows, args.jobs), 2),
             "rows": rows, "skipped": [{"id": i, "why": w} for i, w in missing]}, indent=2) + "\n")
 
     def one(f):
@@ -230,7 +240,9 @@ def main(argv=None) -> int:
     for line in table(rows):
         print(line)
     per_minute = len(rows) / wall * 60 if wall > 0 else 0.0
-    print(f"{len(rows)} files in {wall:.0f} s with {args.jobs} at once: {per_minute:.1f} files a minute; logs in {out}")
+    print(f"{len(rows)} files in {wall:.0f} s with {args.jobs} at once: {per_minute:.1f} files a minute "
+          f"(an estimate of the steady state, {args.jobs} x 60 s / the mean check's seconds measured at this load: "
+          f"{steady_rate(rows, args.jobs):.1f}); logs in {out}")
     save(rows, wall, complete=True)
     return 0
 

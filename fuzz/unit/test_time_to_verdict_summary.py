@@ -15,3 +15,9 @@ def test_the_loads_wait_is_loading_and_judging_is_what_the_checks_spent_outside_
     assert where["loading"] == 1.3
     assert where["judging"] == 0.4
     assert (where["compiling"], where["compiles"], where["calls"]) == (0.9, 4, 1.7)
+
+
+def test_the_steady_state_estimate_is_jobs_over_the_mean_check():
+    rows = [{"seconds": 10.0}, {"seconds": 20.0}, {"seconds": 15.0}]
+    assert time_to_verdict.steady_rate(rows, 8) == 8 * 60 / 15.0
+    assert time_to_verdict.steady_rate([], 8) == 0.0
