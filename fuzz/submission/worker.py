@@ -75,10 +75,6 @@ def handle(session_holder: dict, request: dict, report) -> dict:
                 os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))  # compiled for each config (GPU)
         elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels
             importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
-        if request["device"] != "cpu" and not getattr(torch.version, "hip", None):  # NVIDIA: which config its
-            from reference.emulation import triton_interpreter  # autotuner times fastest says nothing of gfx950
-
-            triton_interpreter.install_autotune_variants()  # every config a variant, as on the CPU tier
         if not getattr(torch.version, "hip", None):  # no ROCm: HIP built or loaded at runtime fails as without
             from reference.emulation import no_rocm, runner_torch_version  # ROCm, and is recorded; a CUDA GPU
             # still builds CUDA-clean sources. The file reads torch.version as on the runner (hip set): its HIP
@@ -86,6 +82,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
             runner_torch_version.install(path)
             no_rocm.install(cuda_builds=request["device"] != "cpu")
             no_rocm.on_hip_cpu_block(progress.COUNTERS.program)  # a HIP block on the CPU model is progress
+            if request["device"] != "cpu":  # NVIDIA: the config its autotuner times fastest says nothing of
+                from reference.emulation import triton_interpreter  # gfx950's pick: every config a variant,
+
+                triton_interpreter.install_autotune_variants()  # as on the CPU tier
         session = Session(path, request["device"])
         start = time.perf_counter()
         try:

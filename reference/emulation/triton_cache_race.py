@@ -80,5 +80,5 @@ def install() -> bool:
 
 def uninstall() -> None:
     if _state["undo"] is not None:
-        _state.pop("undo")()
+        _state["undo"]()
         _state["undo"] = None
