@@ -39,7 +39,7 @@ from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.judged import exact_product, judged_inputs
 from fuzz.submission.lane_order import LaneOrderDoubt
 from fuzz.submission.program import Program
-from fuzz.submission.provenance import crash_in_stand_in, tier_limit, where_note
+from fuzz.submission.provenance import aiter_note, crash_in_stand_in, tier_limit, where_note
 from fuzz.submission.run_records import (atomic_add_kernels, bf16_atomic_adds, count_calls, last_trace,
                                          launch_configs, merge_tier_notes, record_shape_evidence)
 
@@ -229,7 +229,7 @@ def contract_issue(record: dict, case: Case) -> tuple[str, str] | None:
     if "exception" in record:
         e = record["exception"]
         located = f" [device fault {e['located']}]" if e.get("located") else ""  # runner._locate_fault
-        return "raises", f"raised {e['type']}: {e['message']}" + where_note(e) + located
+        return "raises", f"raised {e['type']}: {e['message']}" + where_note(e) + located + aiter_note(e)
     if "inspect_error" in record:
         e = record["inspect_error"]
         return "unreadable", f"returned a {record['type']} that cannot be copied: {e['type']}: {e['message']}"

@@ -223,6 +223,7 @@ STAND_INS = (
     ("/reference/emulation/", "the CPU tier's emulation"),
     ("/reference/", "the oracle code the emulation calls"),
 )
+AITER_EMU = "/reference/emulation/aiter_emu/"
 RAISES_AS_REAL = ("/reference/emulation/aiter_emu/", "/reference/emulation/cuda_on_cpu.py",
                   "/reference/emulation/triton_interpreter.py")
 # Triton interpreter functions whose raise is the kernel's own (tl.device_assert, tl.assume) or a
@@ -274,6 +275,8 @@ def raised_by(exc: dict) -> Raiser | None:
             continue
         if below is None and f.function in AS_ON_THE_RUNNER and "/reference/emulation/" in f.file.replace("\\", "/"):
             return THE_CODE  # its raise (a forwarding "raise error") is the runner's failure too
+        if f.statement is Statement.RAISE_FROM and f.origin is not Origin.OWN and below is None:
+            return None  # a wrapping re-raise (the interpreter's InterpreterError): its cause, next in the chain, decides
         if f.statement in (Statement.FORWARD, Statement.RAISE_FROM) and f.origin is not Origin.OWN:
             continue
         if f.origin in (Origin.OWN, Origin.FRONTEND):
@@ -283,6 +286,12 @@ def raised_by(exc: dict) -> Raiser | None:
                                   or (f.statement is Statement.ASSERT and f.function in INTERPRETER_CHECKS)):
                 return THE_CODE
             return Raiser("the Triton interpreter", f, below)
+        if (below is not None and "CompilationError" in (exc.get("mro") or [])
+                and AITER_EMU in f.file.replace("\\", "/")):
+            # compiled Triton (the GPU tier) rejecting an emulated aiter kernel the emulation launched: the
+            # kernels follow aiter's at the runner's commit, rejections included (a static assert where aiter's
+            # source fails to compile, a zero-sized reshape): the CPU tier's FrontendRejects of the same kernel
+            return THE_CODE
         deliberate = any(part in f.file.replace("\\", "/") for part in RAISES_AS_REAL)
         if below is None and deliberate and f.statement in (Statement.RAISE, Statement.ASSERT) \
                 and "NotImplementedError" not in (exc.get("mro") or [exc.get("type")]):
@@ -459,6 +468,22 @@ def tier_limit(error: dict | None) -> str | None:
         note = f"; {', '.join(notes)}" if notes else ""
         return f"{reason} ({exc.get('type')}: {exc.get('message', '')}{where_note(error)}{note})"
     return None
+
+
+def aiter_note(error: dict | None) -> str:
+    """`` [inside aiter's own ...]``: where an error the file gets (not a tier limit) was raised or faulted
+    inside the emulated aiter, whose code follows aiter's at the runner's commit there; so the card says
+    the runner's aiter does the same given the file's arguments. "" otherwise."""
+    if not error or tier_limit(error):
+        return ""
+    for exc in error.get("chain") or []:
+        frames = [Frame.from_json(f) for f in exc.get("frames") or []]
+        inside = next((f for f in frames if AITER_EMU in f.file.replace("\\", "/")), None)
+        if inside is not None:
+            return (f" [inside aiter's own {inside.function} ({_short_path(inside.file)}:{inside.line}), which the "
+                    f"emulation follows at the runner's aiter commit: aiter does this too on the runner, given the "
+                    f"arguments the file passed]")
+    return ""
 
 
 def where_note(error: dict) -> str:

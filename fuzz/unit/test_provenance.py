@@ -14,7 +14,7 @@ import torch
 
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
-from fuzz.submission.provenance import describe_exception, raised_by, tier_limit
+from fuzz.submission.provenance import aiter_note, describe_exception, raised_by, tier_limit
 from fuzz.testing.fresh_process import run_fresh
 
 SUB = "/subs/sub.py"
@@ -393,3 +393,42 @@ def test_a_crash_inside_a_stand_in_s_kernel_is_ours_and_inside_the_file_s_is_the
     assert crash_in_stand_in(dump(INTERP, SUB), SUB, ) is None
     assert crash_in_stand_in(dump(INTERP, SUB, other=(emulated,)), SUB) is None  # another thread's stand-in
     assert crash_in_stand_in("Segmentation fault (core dumped)", SUB) is None  # no dump: nothing to tell
+
+
+def test_the_interpreters_wrapper_lets_its_cause_decide_and_a_modelled_null_fault_is_the_files():
+    """v55 (zx1993max) at M=3 N=16 K=512 passes aiter an empty scale view (N // 32 = 0 rows): its data_ptr() is 0
+    and aiter's kernel loads through it. The patched interpreter raises NullPointerFault (a GPU's memory access
+    fault) instead of the SIGSEGV that read as our stand-in crashing; the InterpreterError wrapping it, raised
+    under our launch machinery, no longer reads as the interpreter failing: the cause decides."""
+    kernel = frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/triton/_triton_kernels/gemm/basic/gemm_a16wfp4.py",
+                   "_gemm_a16wfp4_preshuffle_kernel", "tl.load(b_scale_ptrs, cache_modifier=cache_modifier)", line=148)
+    fault = exc("NullPointerFault", "an illegal memory access was encountered (the CPU tier's model ...)",
+                frame("stand_in", f"{EMU}/triton_interpreter.py", "_check", "raise NullPointerFault(", "raise"),
+                frame("interpreter", INTERP, "create_masked_load", "ret = _interpreter.load(...)"), kernel)
+    wrapper = exc("InterpreterError", "NullPointerFault('an illegal memory access ...')",
+                  frame("interpreter", INTERP, "__call__", "raise InterpreterError(repr(e)) from e", "raise_from"),
+                  frame("stand_in", f"{EMU}/triton_batched.py", "__call__", "return stock(...)  # forwards", "forward"),
+                  LIB, frame("interpreter", INTERP, "run", "return GridExecutor(fn, ...)(*args, **kwargs)"), OWN)
+    recorded = error(wrapper, fault)
+    assert tier_limit(recorded) is None
+    assert "inside aiter's own _gemm_a16wfp4_preshuffle_kernel" in aiter_note(recorded)
+    broken = exc("TypeError", "unsupported operand", frame("interpreter", INTERP, "binary_op", "return op(a, b)"))
+    assert "the Triton interpreter failed" in tier_limit(error(wrapper, broken))
+    assert aiter_note(error(wrapper, broken)) == ""  # a tier limit is not the file's: no note
+
+
+def test_compiled_triton_rejecting_an_emulated_aiter_kernel_is_aiters_own_rejection():
+    """The GPU tier compiles the emulated aiter's kernels: their static asserts (where aiter's source fails to
+    compile) and Triton's shape checks raise CompilationError from Triton under the emulation's launch line.
+    That is what the CPU tier's FrontendRejects of the same kernel is: the file's, with aiter named."""
+    launch = frame("stand_in", f"{EMU}/aiter_emu/aiter/ops/triton/gemm/basic/gemm_a16wfp4.py", "gemm_a16wfp4_preshuffle",
+                   "_gemm_a16wfp4_preshuffle_kernel[_gemm_grid(M, N, config)](", line=103)
+    jit = dict(frame("library", "/py/site-packages/triton/runtime/jit.py", "run"), entry="run (triton/runtime/jit.py)")
+    mro = ["CompileTimeAssertionFailure", "CompilationError", "TritonError", "Exception", "BaseException"]
+    rejected = error(exc("CompileTimeAssertionFailure", "at 18:4: aiter's preshuffle kernel loads A and B only when EVEN_K",
+                         jit, launch, OWN, mro=mro))
+    assert tier_limit(rejected) is None
+    assert "inside aiter's own gemm_a16wfp4_preshuffle" in aiter_note(rejected)
+    elsewhere = error(exc("CompileTimeAssertionFailure", "at 3:4: ...", jit,
+                          frame("stand_in", f"{EMU}/triton_batched.py", "template", "kernel(*args)"), OWN, mro=mro))
+    assert "failed, not the file's code" in tier_limit(elsewhere)

@@ -402,3 +402,26 @@ def test_a_tile_of_distinct_bf16_cells_adds_as_lane_by_lane():
     for _ in range(3):
         expected[:, 0:30:2] = (expected[:, 0:30:2].float() + x[:, :15].float()).bfloat16()
     assert out.view(torch.int16).tolist() == expected.view(torch.int16).tolist()
+
+
+@triton.jit
+def _copies_a_row(src_ptr, dst_ptr, stride, ROW: tl.constexpr, ACTIVE: tl.constexpr):
+    i = tl.arange(0, 16)
+    tl.store(dst_ptr + i, tl.load(src_ptr + ROW * stride + i, mask=(i < 16) & ACTIVE, other=0))
+
+
+def test_a_load_through_an_empty_tensors_null_pointer_is_a_modelled_device_fault():
+    """torch gives a tensor with no elements data_ptr() 0 and a launch passes it on: the GPU faults (a memory
+    access fault the run reports), where the interpreter's raw read ended the process with SIGSEGV (v55 at
+    N = 16: its scale view x[:N // 32] is empty). A masked-off lane is never dereferenced, on a GPU either."""
+    storage = torch.arange(64, dtype=torch.float32).reshape(4, 16)
+    empty, out = storage[:0], torch.full((16,), -1.0)
+    assert empty.numel() == 0 and empty.data_ptr() == 0
+    with pytest.raises(Exception, match="illegal memory access") as caught:
+        _copies_a_row[(1,)](empty, out, 16, ROW=1, ACTIVE=True)
+    cause = caught.value if isinstance(caught.value, triton_interpreter.NullPointerFault) else caught.value.__cause__
+    assert isinstance(cause, triton_interpreter.NullPointerFault) and "test_triton_interpreter.py" in str(cause)
+    _copies_a_row[(1,)](empty, out, 16, ROW=1, ACTIVE=False)
+    assert out.tolist() == [0.0] * 16
+    _copies_a_row[(1,)](storage, out, 16, ROW=1, ACTIVE=True)
+    assert out.tolist() == list(range(16, 32))

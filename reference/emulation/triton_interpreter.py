@@ -48,6 +48,11 @@ Patches (``PATCHES``; docs/interpreter_divergences.md has a minimal reproducer f
   Triton's real frontend (AST -> TTIR for gfx950, no GPU needed; cached per kernel specialisation, a
   few ms), and a rejection raises ``FrontendRejects`` with Triton's message and line.
 
+- ``null_pointer_faults``: a load or store through a null pointer plus an offset (a tensor with no
+  elements has ``data_ptr()`` 0, which a launch passes on) ended the process with SIGSEGV; a GPU
+  raises a memory access fault. Now it raises ``NullPointerFault`` ("an illegal memory access"), a
+  device fault of the kernel that did it, naming the kernel's line.
+
 - ``batched_launches`` (speed, not a divergence): a launch's independent programs run together, the
   program id a leading array axis, with a recorded fallback to one by one (``triton_batched.py``).
 
@@ -1069,6 +1074,87 @@ def _apply_overflow_check_without_asserts():
 
 
 # ---------------------------------------------------------------------------------------------------
+# null_pointer_faults
+
+NULL_PAGE = 1 << 16  # addresses below this are a null pointer plus an offset (no process maps them)
+# our launch machinery, whose frames stand between a kernel's statement and the interpreter's load
+_MACHINERY = frozenset({__file__, os.path.join(os.path.dirname(__file__), "triton_batched.py")})
+
+
+class NullPointerFault(RuntimeError):
+    """A kernel's load or store through a null pointer, as a GPU reports it: a memory access fault the
+    program can catch and report, where the interpreter's raw read would end the process (SIGSEGV)."""
+
+
+def _null_pointers_fault_the_process() -> bool:
+    """Not probed: the interpreter's loads and stores dereference raw addresses in C++, so a null base
+    always ends the process (a probe would have to crash one). The divergence is the process's death."""
+    return True
+
+
+def _kernel_site() -> str:
+    """file:line of the innermost frame that is neither Triton's nor our interpreter machinery: the
+    kernel's statement that loaded or stored."""
+    import sys
+
+    import triton
+
+    package = os.path.dirname(triton.__file__) + os.sep
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(package) and name not in _MACHINERY:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "a kernel"
+
+
+class _NullGuardedMemory:
+    """Triton's C++ interpreter module with ``load`` and ``store`` refusing active addresses in the null
+    page. The check costs one min over the pointers; only a block that has such a pointer looks at its
+    mask (a masked-off null pointer is never dereferenced, on a GPU either)."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+    @staticmethod
+    def _check(ptrs, mask, what: str) -> None:
+        ptrs = np.asarray(ptrs)
+        if not ptrs.size or ptrs.min() >= NULL_PAGE:
+            return
+        active = ptrs[np.broadcast_to(np.asarray(mask, dtype=bool), ptrs.shape)]
+        if active.size and active.min() < NULL_PAGE:
+            raise NullPointerFault(
+                f"an illegal memory access was encountered (the CPU tier's model of the GPU fault): {_kernel_site()} "
+                f"{what} address {int(active.min()):#x}, a null pointer plus an offset. A tensor with no elements "
+                f"has data_ptr() 0 (torch, on every device) and a launch passes that pointer to the kernel as is, "
+                f"so a GPU faults there too")
+
+    def load(self, ptrs, mask, other, dtype):
+        self._check(ptrs, mask, "loads from")
+        return self._raw.load(ptrs, mask, other, dtype)
+
+    def store(self, ptrs, value, mask):
+        self._check(ptrs, mask, "stores to")
+        return self._raw.store(ptrs, value, mask)
+
+
+def _apply_null_pointer_faults():
+    from triton.runtime import interpreter
+
+    stock = interpreter._interpreter
+    interpreter._interpreter = _NullGuardedMemory(stock)
+
+    def undo():
+        interpreter._interpreter = stock
+
+    return undo
+
+
+# ---------------------------------------------------------------------------------------------------
 # batched_launches (a speed patch: triton_batched.py)
 
 
@@ -1112,6 +1198,9 @@ PATCHES = (
           "checked for a device_assert that, with debug off, asserts nothing (compiled Triton drops it): about "
           "40% of an integer-heavy kernel's interpreted time", ("3.9",), _overflow_check_runs,
           _apply_overflow_check_without_asserts),
+    Patch("null_pointer_faults", "a load or store through a null pointer (an empty tensor's data_ptr() is 0) "
+          "ends the process with SIGSEGV; a GPU reports a memory access fault the run can attribute",
+          ("3.9",), _null_pointers_fault_the_process, _apply_null_pointer_faults),
     Patch("batched_launches", "a speed patch, not a divergence: the interpreter runs a launch's programs one by "
           "one; independent programs run together, bit for bit the same ($MXFP4_FUZZ_BATCHED=0: off)",
           ("3.9",), _launches_run_one_program_at_a_time, _apply_batched_launches),
