@@ -490,6 +490,12 @@ def test_trace_sees_a_submissions_aiter_imports_and_its_own_kernels(tmp_path, mo
         original = sub.gemm_fake
         with trace_calls() as trace:
             y = sub.custom_kernel((torch.ones(2, 64, dtype=torch.bfloat16, device=DEVICE),))
+        # between traces the wrappers stay bound and pass straight through, recording nothing
+        assert sub.gemm_fake is not original and sub.gemm_fake.__wrapped__ is original
+        assert torch.equal(sub.custom_kernel((torch.ones(2, 64, dtype=torch.bfloat16, device=DEVICE),)).cpu(),
+                           torch.full((2, 64), 5.0))
+        assert len(trace.events) == 3
+        trace_mod.reset()  # puts every name back
     finally:
         imported = {name: sys.modules.pop(name, None) for name in names}
     assert torch.equal(y.cpu(), torch.full((2, 64), 5.0))

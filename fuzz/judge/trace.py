@@ -371,16 +371,27 @@ def _uninstall() -> None:
     _wrapped.clear()
 
 
+def reset() -> None:
+    """Put every hook and every rebound aiter name back (the process's state before the first trace)."""
+    if _saved:
+        _uninstall()
+
+
 @contextlib.contextmanager
 def trace_calls():
-    """Record kernel paths, aiter calls and Triton launches made inside the block (nesting allowed)."""
+    """Record kernel paths, aiter calls and Triton launches made inside the block (nesting allowed).
+
+    The hooks and the wrapped aiter names stay in place between blocks (each passes straight through while
+    no trace is open): installing and removing them scanned every module's namespace twice per call, 25 ms a
+    program on a GPU host (a third of a check's worker time in cProfile, stop 50). A block only catches up
+    with the modules loaded since the last one."""
     trace = Trace(base_depth=_depth)
-    if not _active:
+    if not _saved:
         _install()
+    else:
+        _catch_up()
     _active.append(trace)
     try:
         yield trace
     finally:
         _active.remove(trace)
-        if not _active:
-            _uninstall()

@@ -33,7 +33,10 @@ import sys
 import threading
 from collections import deque
 
-PRELOAD = ("torch", "triton", "numpy")
+# third-party only (ours import under each worker's environment); hypothesis (the input builders') and
+# cpp_extension (setuptools, Cython: no_rocm patches it in every worker) were 0.6 s of a worker's start on
+# a cold GPU host (cProfile of a compile-ahead helper, stop 50); they read no device at import
+PRELOAD = ("torch", "triton", "numpy", "hypothesis", "torch.utils.cpp_extension")
 ENV = "MXFP4_FUZZ_ZYGOTE"
 
 
