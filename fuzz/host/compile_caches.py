@@ -16,3 +16,45 @@ def share(environ=os.environ) -> dict:
     environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
     environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
     return {name: environ[name] for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR")}
+
+
+LOCKS = "locks"  # beside the Triton cache's entries: one lock file per kernel source and specialization
+
+
+def compile_once(environ=os.environ) -> bool:
+    """Compiled Triton (a GPU): a process that starts compiling a kernel another process of the run is
+    compiling waits for it and then loads its cache entry, instead of compiling it a second time beside it.
+
+    Why: a check's worker and its compile-ahead helpers ask for the same kernels at about the same time
+    (helpers run the runner's shapes while the worker runs them in order); on the H100 host v55's worker
+    compiled its second official kernel (2.5 s) while two helpers compiled the same one (compile log, stop
+    50). The lock is an flock on ``<cache>/locks/<source hash>`` around ``triton.compiler.compile``, whose
+    cache lookup then finds what the other process wrote (an flock ends with its process: a crash leaves no
+    lock behind). Keyed by the kernel source's hash (source, signature, constexprs, attributes): two
+    option sets of one source wait for each other, which costs a wait, never a wrong kernel. Idempotent;
+    True once installed. Binders made before this keep the stock compile."""
+    import fcntl
+
+    import triton.compiler as compiler
+
+    if getattr(compiler.compile, "_mxfp4_fuzz_compile_once", False):
+        return True
+    folder = Path(share(environ)["TRITON_CACHE_DIR"]) / LOCKS
+    folder.mkdir(parents=True, exist_ok=True)
+    stock = compiler.compile
+
+    def compile(src, *args, **kwargs):
+        try:
+            key = src.hash() if hasattr(src, "hash") else None
+        except Exception:  # an IR path or a source Triton cannot hash here: compiled as before
+            key = None
+        if not key:
+            return stock(src, *args, **kwargs)
+        with open(folder / f"{key}.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            return stock(src, *args, **kwargs)  # closing the file releases the lock
+
+    compile._mxfp4_fuzz_compile_once = True
+    compile.__wrapped__ = stock
+    compiler.compile = compile
+    return True

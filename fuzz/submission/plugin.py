@@ -563,6 +563,9 @@ def _start(config) -> SubmissionSession:
     budget = Budget(budget_seconds(config, tier), order, start=started, tier=tier, uncut_prediction=uncut)
     session = SubmissionSession(path, runner, tier, budget)
     config.stash[_SESSION] = session
+    from fuzz.submission.checks import prefetch_official_expected
+
+    prefetch_official_expected(tier)  # while the worker loads the file
     return session
 
 

@@ -164,7 +164,8 @@ def listen_to_compiles() -> None:
         if folder:
             name = getattr(src, "name", None) or getattr(getattr(src, "fn", None), "__name__", "?")
             line = {"pid": os.getpid(), "role": os.environ.get("MXFP4_FUZZ_ROLE", "worker"), "kernel": str(name),
-                    "end": time.time(), "seconds": round(seconds, 3), "hit": bool(cache_hit)}
+                    "end": time.time(), "seconds": round(seconds, 3), "hit": bool(cache_hit),
+                    "specialization": _specialization(src)}
             with open(os.path.join(folder, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as log:
                 log.write(json.dumps(line) + "\n")
         if earlier is not None:
@@ -172,3 +173,16 @@ def listen_to_compiles() -> None:
                     **kwargs)
 
     compilation.listener = listener
+
+
+def _specialization(src) -> str:
+    """What tells two compiles of one kernel apart in the log: its constexprs and argument attributes
+    (divisibility by 16, ==1), else the source's hash."""
+    try:
+        constants = {k if isinstance(k, str) else ",".join(map(str, k)): v for k, v in dict(src.constants).items()}
+        return f"{constants} attrs={dict(getattr(src, 'attrs', {}) or {})}"[:400]
+    except Exception:  # another Triton's source object
+        try:
+            return str(src.hash())[:16]
+        except Exception:
+            return ""

@@ -75,6 +75,10 @@ def handle(session_holder: dict, request: dict, report) -> dict:
                 os.environ.get("MXFP4_FUZZ_AITER_PUBLIC", "vectorized"))  # compiled for each config (GPU)
         elif aiter.kind == "source":  # the point is to run aiter's own wrappers and kernels
             importlib.import_module("aiter.ops.triton._vectorized").set_mode("kernels")
+        if request["device"] != "cpu":  # compiled Triton: a kernel a helper is compiling is waited for, not
+            from fuzz.host import compile_caches  # compiled twice (before the file's kernels get binders)
+
+            compile_caches.compile_once()
         if not getattr(torch.version, "hip", None):  # no ROCm: HIP built or loaded at runtime fails as without
             from reference.emulation import no_rocm, runner_torch_version  # ROCm, and is recorded; a CUDA GPU
             # still builds CUDA-clean sources. The file reads torch.version as on the runner (hip set): its HIP
