@@ -126,6 +126,9 @@ def _summary(v) -> str:
 
 # --- shared hook state: installed while at least one trace is open ----------------------------------
 
+# A frame of this module is never a launch site (reference/emulation/cuda_backend_hook.outside_launch_path):
+# its hooks wrap Triton's launch path, and stay installed between traces
+LAUNCH_WRAPPER = True
 _active: list[Trace] = []
 _depth = 0
 _originals: dict = {}  # id(original callable) -> (original, wrapper)

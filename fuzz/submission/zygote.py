@@ -33,10 +33,12 @@ import sys
 import threading
 from collections import deque
 
-# third-party only (ours import under each worker's environment); hypothesis (the input builders') and
-# cpp_extension (setuptools, Cython: no_rocm patches it in every worker) were 0.6 s of a worker's start on
-# a cold GPU host (cProfile of a compile-ahead helper, stop 50); they read no device at import
-PRELOAD = ("torch", "triton", "numpy", "hypothesis", "torch.utils.cpp_extension")
+# Third-party only (ours import under each worker's environment), and nothing that touches a device at
+# import: torch.utils.cpp_extension asks torch.cuda.is_available() where it finds CUDA_HOME, which starts
+# the CUDA driver and poisons every fork ("Cannot re-initialize CUDA in forked subprocess": every check
+# on the H100 host, stop 50), although torch.cuda.is_initialized() stays False. hypothesis (the input
+# builders') reads no device.
+PRELOAD = ("torch", "triton", "numpy", "hypothesis")
 ENV = "MXFP4_FUZZ_ZYGOTE"
 
 
