@@ -39,18 +39,14 @@ def compile_once(environ=os.environ) -> bool:
 
     if getattr(compiler.compile, "_mxfp4_fuzz_compile_once", False):
         return True
-    folder = Path(share(environ)["TRITON_CACHE_DIR"]) / LOCKS
-    folder.mkdir(parents=True, exist_ok=True)
+    share(environ)
     stock = compiler.compile
 
     def compile(src, *args, **kwargs):
-        try:
-            key = src.hash() if hasattr(src, "hash") else None
-        except Exception:  # an IR path or a source Triton cannot hash here: compiled as before
-            key = None
-        if not key:
+        held = _lock_file(src)
+        if held is None:  # no key, or no lock to be had: compiled as before (a lock never fails a compile)
             return stock(src, *args, **kwargs)
-        with open(folder / f"{key}.lock", "a") as held:
+        with held:
             fcntl.flock(held, fcntl.LOCK_EX)
             return stock(src, *args, **kwargs)  # closing the file releases the lock
 
@@ -58,3 +54,26 @@ def compile_once(environ=os.environ) -> bool:
     compile.__wrapped__ = stock
     compiler.compile = compile
     return True
+
+
+def _lock_file(src):
+    """The open lock file of ``src`` in the cache Triton compiles into now (a patch may point it elsewhere
+    mid-run, and Triton prunes folders it finds empty: the folder is made at each compile), or None."""
+    try:
+        key = src.hash() if hasattr(src, "hash") else None
+    except Exception:  # an IR path or a source Triton cannot hash here
+        return None
+    if not key:
+        return None
+    try:
+        import triton
+
+        root = Path(str(triton.knobs.cache.dir))
+    except Exception:  # a Triton without knobs
+        root = Path(os.environ.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache")
+    try:
+        folder = root / LOCKS
+        folder.mkdir(parents=True, exist_ok=True)
+        return open(folder / f"{key}.lock", "a")
+    except OSError:
+        return None
