@@ -158,7 +158,8 @@ def _variants(data, exact) -> list[tuple[str, str, object]]:
     # aiter.ops.triton.quant.dynamic_mxfp4_quant (RNE) since reference-kernels 1ad45bb (2026-03-11).
     variants = [("ties_up", "A quantized with ties rounded away from zero (pre-#975 aiter; at the runner's "
                  "commit get_triton_quant(QuantType.per_1x32) and fp4_utils.dynamic_mxfp4_quant still do, "
-                 "while the reference uses aiter.ops.triton.quant.dynamic_mxfp4_quant since 2026-03-11)",
+                 "while the reference uses aiter.ops.triton.quant.dynamic_mxfp4_quant since 2026-03-11; the reference "
+                 "of 2026-03-04 to 03-11 quantized A this way, so a runner record of that week passed it)",
                  lambda: exact_gemm(A, B_q, scales, rounding="ties_up"))]
     variants += [(f"scale_{rule}", f"A's scales follow the {rule!r} rule instead of aiter's even rule",
                   lambda rule=rule: exact_gemm(A, B_q, scales, scale_rule=rule)) for rule in ("floor", "ceil", "rceil")]
