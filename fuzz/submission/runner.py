@@ -333,6 +333,8 @@ def _rated(counters: dict) -> dict:
     return {**counters, "rate": counters.get("programs", 0) / seconds if seconds > 0 else 0.0}
 
 
+# torch's error in a forked child of a process that started CUDA's driver (torch.cuda.is_available() does)
+FORK_POISONED = "Cannot re-initialize CUDA in forked subprocess"
 _PRELAUNCHED: dict = {}  # (path, aiter) -> a Worker already loading that file (prelaunch)
 
 
@@ -444,7 +446,13 @@ class SubmissionRunner:
             self._discard_worker()
             return LoadReport(False, worker_start_seconds=elapsed, death=answer)
         if "internal" in answer:
+            forked = isinstance(self.worker.process, zygote.ZygoteProcess)
             self._discard_worker()
+            if forked and FORK_POISONED in answer["internal"]:
+                # something in the zygote started CUDA's driver without initialising torch.cuda (the zygote's
+                # own check cannot see that): every fork is poisoned; plain starts from now on, this one again
+                zygote.disable()
+                return self._start()
             # our worker broke before or around the file's own code (a load error of the file's is answered
             # as "error", not "internal"): ERROR, a bug of ours, never the file's loads FAIL
             raise WorkerBug(f"mxfp4-fuzz worker failed to load the submission (a bug of ours):\n{answer['internal']}")

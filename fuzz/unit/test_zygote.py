@@ -113,3 +113,36 @@ def test_a_zygote_that_ends_before_forking_leaves_a_plain_worker_not_a_death(tmp
         assert zygote._ZYGOTE["zygote"] is None  # and so are the workers after it
     finally:
         runner.close()
+
+
+def test_a_poisoned_fork_falls_back_to_plain_workers(tmp_path, monkeypatch):
+    """Something in the zygote may start CUDA's driver without torch.cuda.is_initialized() saying so (importing
+    torch.utils.cpp_extension where CUDA_HOME exists asks torch.cuda.is_available(): every check failed to load
+    on the H100 host, stop 50). The worker then answers torch's "Cannot re-initialize CUDA in forked
+    subprocess": the runner turns the zygote off and starts that worker again as a plain process."""
+    from fuzz.submission import runner as runner_module
+
+    path = tmp_path / "observer.py"
+    path.write_text(OBSERVER)
+    stock = runner_module.Worker.receive
+    poisoned = []
+
+    def receive(self, timeout):
+        answer = stock(self, timeout)
+        if isinstance(self.process, zygote.ZygoteProcess) and not poisoned:
+            poisoned.append(self.process.pid)
+            return {"internal": "Traceback ...\nRuntimeError: Cannot re-initialize CUDA in forked subprocess. To use "
+                                "CUDA with multiprocessing, you must use the 'spawn' start method"}
+        return answer
+
+    monkeypatch.setattr(runner_module.Worker, "receive", receive)
+    before = dict(zygote._ZYGOTE)  # this test turns the zygote off: later tests get it back as it was
+    runner = SubmissionRunner(path, aiter="emulated", timeout=60, env={"MXFP4_FUZZ_TEST_OUT": str(tmp_path / "o.json")})
+    try:
+        report = runner.load()
+        assert poisoned and report.ok, report.describe_error()
+        assert not isinstance(runner.worker.process, zygote.ZygoteProcess)
+    finally:
+        runner.close()
+        zygote._ZYGOTE.clear()
+        zygote._ZYGOTE.update(before)
