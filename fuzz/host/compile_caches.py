@@ -45,10 +45,10 @@ def compile_once(environ=os.environ) -> bool:
     def compile(src, *args, **kwargs):
         held = _lock_file(src)
         if held is None:  # no key, or no lock to be had: compiled as before (a lock never fails a compile)
-            return stock(src, *args, **kwargs)
+            return stock(src, *args, **kwargs)  # forwards
         with held:
             fcntl.flock(held, fcntl.LOCK_EX)
-            return stock(src, *args, **kwargs)  # closing the file releases the lock
+            return stock(src, *args, **kwargs)  # forwards; closing the file releases the lock
 
     compile._mxfp4_fuzz_compile_once = True
     compile.__wrapped__ = stock

@@ -150,7 +150,7 @@ def _record(event: Event, thunk):
     """Append ``event`` to every open trace, run ``thunk`` one level deeper, note time and error."""
     global _depth
     if _compiling():
-        return thunk()
+        return thunk()  # forwards
     _catch_up()
     for trace in _active:
         trace.events.append(event)
@@ -158,7 +158,7 @@ def _record(event: Event, thunk):
     _depth += 1
     start = time.perf_counter()
     try:
-        return thunk()
+        return thunk()  # forwards
     except BaseException as exc:
         message = f"{type(exc).__name__}: {exc}"
         event.error = message if len(message) <= 200 else message[:197] + "..."
@@ -184,7 +184,7 @@ def _launch_hook(original):
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
         if warmup or not _active or _compiling():
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)  # forwards
         fn = self.fn
         params = inspect.signature(fn).parameters
         try:
@@ -202,7 +202,7 @@ def _launch_hook(original):
                       constexprs={k: v for k, v in named.items() if k in const},
                       scalars={k: v for k, v in named.items() if k not in const and k.isupper() and _is_int(v)},
                       options={k: v for k, v in kwargs.items() if k not in params})
-        kernel = _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))
+        kernel = _record(event, lambda: original(self, *args, grid=grid, warmup=warmup, **kwargs))  # forwards
         event.atomic_adds = float_atomic_adds(kernel)
         return kernel
 
@@ -232,16 +232,16 @@ def _path_hook(original):
     @functools.wraps(original)
     def run(self, data):
         if not _active:
-            return original(self, data)
+            return original(self, data)  # forwards
         fault = getattr(self, "fault", None)
         event = Event("path", self.name, 0, detail=f"fault {fault}" if fault is not None else "")
 
         def call():
-            y, info = original(self, data)
+            y, info = original(self, data)  # forwards
             event.result = info.config or info.path
             return y, info
 
-        return _record(event, call)
+        return _record(event, call)  # forwards
 
     return run
 
@@ -255,7 +255,7 @@ def _aiter_wrapper(fn, name: str):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if not _active:
-            return fn(*args, **kwargs)
+            return fn(*args, **kwargs)  # forwards
         try:
             named = signature.bind(*args, **kwargs).arguments.items()
             text = ", ".join(f"{k}={_summary(v)}" for k, v in named)
@@ -264,11 +264,11 @@ def _aiter_wrapper(fn, name: str):
         event = Event("aiter", name, 0, args=text)
 
         def call():
-            out = fn(*args, **kwargs)
+            out = fn(*args, **kwargs)  # forwards
             event.result = _summary(out)
             return out
 
-        return _record(event, call)
+        return _record(event, call)  # forwards
 
     return wrapper
 
@@ -339,7 +339,7 @@ def _import_hook(original):
         global _import_depth
         _import_depth += 1
         try:
-            module = original(*args, **kwargs)
+            module = original(*args, **kwargs)  # forwards
         finally:
             _import_depth -= 1
         if _active:

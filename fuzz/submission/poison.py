@@ -46,7 +46,7 @@ def _fill(t):
 
 def _wrap(original):
     def allocate(*args, **kwargs):
-        return _fill(original(*args, **kwargs))
+        return _fill(original(*args, **kwargs))  # forwards
 
     allocate.__wrapped__ = original
     return allocate

@@ -109,25 +109,25 @@ def install() -> None:
         COUNTERS.launch(getattr(self.fn, "__name__", "?"))
         start = time.perf_counter()
         try:
-            return execute(self, *args, **kwargs)
+            return execute(self, *args, **kwargs)  # forwards
         finally:
             COUNTERS.interpreted_seconds += time.perf_counter() - start
 
     @functools.wraps(set_grid_dim)
     def grid_dim(self, nx, ny, nz):
         COUNTERS.grid, COUNTERS.grid_done = nx * ny * nz, 0
-        return set_grid_dim(self, nx, ny, nz)
+        return set_grid_dim(self, nx, ny, nz)  # forwards
 
     @functools.wraps(set_grid_idx)
     def grid_idx(self, x, y, z):
         COUNTERS.program()
-        return set_grid_idx(self, x, y, z)
+        return set_grid_idx(self, x, y, z)  # forwards
 
     @functools.wraps(run)
     def compiled_launch(self, *args, grid, warmup, **kwargs):
         if not warmup:
             COUNTERS.launch(getattr(self.fn, "__name__", "?"))
-        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)  # forwards
 
     executor.__call__, builder.set_grid_dim, builder.set_grid_idx = interpreted_launch, grid_dim, grid_idx
     JITFunction.run = compiled_launch

@@ -31,6 +31,8 @@ CHAIN_LIMIT = 8  # exceptions of a chain recorded
 FRAME_LIMIT = 24  # frames per exception, from the raise site outward (runs of library frames count once)
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAND_IN_ROOT = os.path.join(REPO_ROOT, "reference") + os.sep  # the emulations and the oracle they use
+MACHINERY_ROOT = os.path.join(REPO_ROOT, "fuzz") + os.sep  # the check's own code: hooks around the file's calls
+NOT_MACHINERY = os.path.join(MACHINERY_ROOT, "examples") + os.sep  # example submissions, not machinery
 FORWARD_MARKER = "# forwards"  # a stand-in line that only hands the call on to the real API
 FORWARD_CALL = re.compile(r"(?:^return\s+|=\s*|^)(?:self\.)?_?(?:stock|original)\w*\(")  # ... or calls the original
 
@@ -40,6 +42,7 @@ class Origin(enum.Enum):
 
     OWN = "own"  # the submission or a module beside it
     STAND_IN = "stand_in"  # reference/: our emulations and the oracle code they call
+    MACHINERY = "machinery"  # fuzz/: the check's hooks that wrap what the file calls (trace, counters, poison)
     INTERPRETER = "interpreter"  # Triton's interpreter
     FRONTEND = "frontend"  # triton.language: the semantics the compiler applies too
     LIBRARY = "library"  # everything else: torch, numpy, the standard library, aiter
@@ -131,6 +134,8 @@ def frame_origin(filename: str, path: str) -> Origin:
         return Origin.OWN
     if full.startswith(STAND_IN_ROOT):
         return Origin.STAND_IN
+    if full.startswith(MACHINERY_ROOT) and not full.startswith(NOT_MACHINERY):
+        return Origin.MACHINERY
     normal = full.replace(os.sep, "/")
     if normal.endswith("/triton/runtime/interpreter.py"):
         return Origin.INTERPRETER
@@ -172,6 +177,9 @@ def provenance_frames(tb, path: str) -> list[Frame]:
     kept: list[Frame] = []
     for f in reversed(traceback.extract_tb(tb)):
         origin = frame_origin(f.filename, path)
+        if origin is Origin.MACHINERY and statement_kind(f.filename, f.lineno, (f.line or "").strip()) \
+                is Statement.FORWARD:
+            continue  # a hook of the check's handing the call on: as if it were not there
         if origin is Origin.LIBRARY and kept and kept[-1].origin is Origin.LIBRARY:
             kept[-1] = dataclasses.replace(kept[-1], count=kept[-1].count + 1,
                                            entry=f"{f.name} ({f.filename})")  # the run's outermost: the API called
@@ -273,6 +281,8 @@ def raised_by(exc: dict) -> Raiser | None:
         if f.origin is Origin.LIBRARY:
             below = below or f
             continue
+        if f.origin is Origin.MACHINERY:
+            continue  # the check's hooks hand the call on; where they raise themselves, raised_in_machinery decides
         if below is None and f.function in AS_ON_THE_RUNNER and "/reference/emulation/" in f.file.replace("\\", "/"):
             return THE_CODE  # its raise (a forwarding "raise error") is the runner's failure too
         if f.statement is Statement.RAISE_FROM and f.origin is not Origin.OWN and below is None:
@@ -337,7 +347,8 @@ def crash_in_stand_in(stderr: str, path: str) -> str | None:
 def _called_api(error: dict) -> str:
     """What the file called when the exception came (the frame just inside its own), if known."""
     chain = error.get("chain") or []
-    frames = [Frame.from_json(f) for f in (chain[0].get("frames", []) if chain else [])]
+    frames = [f for f in map(Frame.from_json, chain[0].get("frames", []) if chain else [])
+              if f.origin is not Origin.MACHINERY]  # the check's hooks around the API are not the API
     for inner, outer in zip(frames, frames[1:]):
         if outer.origin is Origin.OWN:
             if inner.origin is Origin.LIBRARY:
@@ -467,6 +478,32 @@ def tier_limit(error: dict | None) -> str | None:
             notes.append("raised as " + " <- ".join([e.get("type", "?") for e in chain[:depth + 1]] + renamed))
         note = f"; {', '.join(notes)}" if notes else ""
         return f"{reason} ({exc.get('type')}: {exc.get('message', '')}{where_note(error)}{note})"
+    return None
+
+
+def raised_in_machinery(error: dict | None) -> Frame | None:
+    """The frame of the check's own code (fuzz/: the hooks it wraps around what the file calls, e.g. the call
+    trace, the launch counters, the poisoning allocators, the compile lock) that raised an exception inside the
+    file's call or import, or None. Such an exception is a bug of ours, never the file's FAIL: the worker
+    answers it as an internal error (ERROR, exit code 9), as it does for a bug outside the file's call.
+
+    A frame decides when it is the innermost of the exception's frames that is not a library's and its line
+    does more than hand the call on (``# forwards`` lines, ``return original(...)``): the file's own code, a
+    stand-in or Triton further in decides instead. Only exceptions with the file's frame further out count
+    (raised inside its call); a device fault is never ours by its site (it surfaces at whatever synchronises
+    next, a poisoning allocator's fill included)."""
+    if not error or error.get("device_fault"):
+        return None
+    for exc in error.get("chain") or []:
+        frames = [Frame.from_json(f) for f in exc.get("frames") or []]
+        if not any(f.origin is Origin.OWN for f in frames):
+            continue
+        for f in frames:
+            if f.origin is Origin.LIBRARY or (f.origin is Origin.MACHINERY and f.statement is Statement.FORWARD):
+                continue
+            if f.origin is Origin.MACHINERY:
+                return f
+            break
     return None
 
 

@@ -17,7 +17,7 @@ from fuzz.judge.trace import trace_calls
 from fuzz.search.strategies import Case
 from fuzz.submission import compiled_kernels, poison, progress
 from fuzz.submission.allocator import BlockPool, pointers, raw_bytes
-from fuzz.submission.provenance import describe_exception
+from fuzz.submission.provenance import describe_exception, raised_in_machinery
 from fuzz.submission.tier_hooks import (HipNotModelledAtRunTime, aiter_not_emulated, aiter_reads_past,
                                         atomic_add_launches, hip_cpu_unmodelled,
                                         interpreter_state_after_call, interpreter_state_before_call,
@@ -87,13 +87,28 @@ def execute_submission(path: str):
     try:
         exec(code, module.__dict__)
     except ImportError as error:
-        raise LoadError("import", describe_exception(error, path)) from None
+        raise LoadError("import", _the_files(describe_exception(error, path), error)) from None
     except BaseException as error:  # SystemExit too: the file ran, and stopped
-        raise LoadError("module_code", describe_exception(error, path)) from None
+        raise LoadError("module_code", _the_files(describe_exception(error, path), error)) from None
     if not callable(getattr(module, "custom_kernel", None)):
         raise LoadError("no_custom_kernel", {
             "type": "AttributeError", "message": "the file defines no callable custom_kernel(data)"})
     return module
+
+
+class MachineryFailed(RuntimeError):
+    """The check's own code raised inside the file's call or import: the worker answers it as an internal error
+    (a bug of ours: ERROR, never the file's FAIL)."""
+
+
+def _the_files(described: dict, error: BaseException) -> dict:
+    """``described`` (``describe_exception`` of ``error``), when the file's code or what it called raised it;
+    MachineryFailed when a hook of ours did (``raised_in_machinery``)."""
+    ours = raised_in_machinery(described)
+    if ours is not None:
+        raise MachineryFailed(f"mxfp4-fuzz's own code raised {type(error).__name__} inside the file's call, at "
+                              f"{ours.file}:{ours.line} in {ours.function} ({ours.code}): {error}") from error
+    return described
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -235,8 +250,10 @@ class Session:
             return
         except BaseException as error:  # SystemExit and KeyboardInterrupt from the submission too
             unmodelled = hip_cpu_unmodelled()
-            record["exception"] = describe_exception(HipNotModelledAtRunTime(unmodelled) if unmodelled else error,
-                                                     self.path)
+            if unmodelled:
+                record["exception"] = describe_exception(HipNotModelledAtRunTime(unmodelled), self.path)
+            else:
+                record["exception"] = _the_files(describe_exception(error, self.path), error)
             return
         finally:
             record["trace"] = trace.render().splitlines()[:TRACE_LINES] if "trace" in locals() else []
