@@ -53,6 +53,34 @@ extern "C" void run_mfma(int rows, const int* a, const int* b, const float* c, c
     else mfma<16><<<1, 64>>>(a, b, c, sa, sb, d, cbsz, blgp, opsel_a, opsel_b);
 }
 
+typedef short v4s __attribute__((ext_vector_type(4)));
+typedef __bf16 v8bf __attribute__((ext_vector_type(8)));
+
+template <int KL>
+__global__ void mfma_bf16(const unsigned short* a, const unsigned short* b, const float* c, float* d, int cbsz) {
+    int l = threadIdx.x;
+    v4f vc, r;
+    for (int i = 0; i < 4; ++i) vc[i] = c[l * 4 + i];
+    if constexpr (KL == 4) {
+        v4s va, vb;
+        for (int i = 0; i < 4; ++i) { va[i] = (short)a[l * 4 + i]; vb[i] = (short)b[l * 4 + i]; }
+        r = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(va, vb, vc, cbsz, 0, 0);
+    } else {
+        v8bf va, vb;
+        __builtin_memcpy(&va, a + l * 8, 16);
+        __builtin_memcpy(&vb, b + l * 8, 16);
+        r = __builtin_amdgcn_mfma_f32_16x16x32_bf16(va, vb, vc, cbsz, 0, 0);
+    }
+    for (int i = 0; i < 4; ++i) d[l * 4 + i] = r[i];
+}
+
+extern "C" int run_mfma_bf16(int kl, const unsigned short* a, const unsigned short* b, const float* c, float* d,
+                             int cbsz) {
+    if (kl == 4) mfma_bf16<4><<<1, 64>>>(a, b, c, d, cbsz);
+    else mfma_bf16<8><<<1, 64>>>(a, b, c, d, cbsz);
+    return (int)hipGetLastError();
+}
+
 extern "C" void cvt_fp4_f32(const float* x0, const float* x1, const float* scale, const unsigned* old, int sel,
                             unsigned* out, int n) {
     for (int i = 0; i < n; ++i) out[i] = __builtin_amdgcn_cvt_scalef32_pk_fp4_f32(old[i], x0[i], x1[i], scale[i], sel);
@@ -83,6 +111,8 @@ def lib(tmp_path_factory):
     library = ctypes.CDLL(str(build.compile_shared([HARNESS], tmp_path_factory.mktemp("hip_cpu") / "harness.so")))
     pointer = ctypes.c_void_p
     library.run_mfma.argtypes = [ctypes.c_int] + [pointer] * 6 + [ctypes.c_int] * 4
+    library.run_mfma_bf16.argtypes = [ctypes.c_int] + [pointer] * 4 + [ctypes.c_int]
+    library.hip_cpu_take_unmodelled.restype = ctypes.c_char_p
     library.cvt_fp4_f32.argtypes = [pointer] * 4 + [ctypes.c_int, pointer, ctypes.c_int]
     library.cvt_fp4_bf16.argtypes = [pointer] * 3 + [ctypes.c_int, pointer, ctypes.c_int]
     library.cvt_f32_fp4.argtypes = [pointer, pointer, ctypes.c_int, pointer, ctypes.c_int]
@@ -229,6 +259,61 @@ def test_random_tiles_through_the_isa_lane_tables(lib, rows, fmt_a, fmt_b):
     roundings = 32 * (64 // rows) + 64 // rows
     tolerance = roundings * np.finfo(np.float32).eps / 2 * expected.magnitude
     assert np.all(np.abs(got - want) <= tolerance), np.max(np.abs(got - want) / tolerance)
+
+
+def run_mfma_bf16(lib, per_lane, a, b, c, cbsz=0):
+    """D [16, 16] of one dense bf16 MFMA: a, b [16, 4 per_lane] (rows of A, columns of B) as bf16, c [16, 16].
+    Packed by the dense MFMA input table, independently of the model: element (i, k) is item k % per_lane of
+    lane i + 16 (k // per_lane); read back by the 16x16 accumulator table. Returns (D, the launch's error)."""
+    bits = lambda t: t.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)  # noqa: E731
+    a_bits, b_bits = bits(a), bits(b)
+    lane_a = np.zeros((64, per_lane), dtype=np.uint16)
+    lane_b = np.zeros((64, per_lane), dtype=np.uint16)
+    for i in range(16):
+        for k in range(4 * per_lane):
+            lane_a[i + 16 * (k // per_lane), k % per_lane] = a_bits[i, k]
+            lane_b[i + 16 * (k // per_lane), k % per_lane] = b_bits[i, k]
+    lane_c = np.zeros((64, 4), dtype=np.float32)
+    for lane in range(64):
+        for r in range(4):
+            lane_c[lane, r] = c[accumulator_cell(lane, r, 16)]
+    lane_d = np.zeros((64, 4), dtype=np.float32)
+    error = lib.run_mfma_bf16(per_lane, _ptr(lane_a), _ptr(lane_b), _ptr(lane_c), _ptr(lane_d), cbsz)
+    d = np.full((16, 16), np.nan, dtype=np.float32)
+    for lane in range(64):
+        for r in range(4):
+            d[accumulator_cell(lane, r, 16)] = lane_d[lane, r]
+    return d, error
+
+
+@pytest.mark.parametrize("per_lane", [4, 8])
+def test_dense_bf16_mfma_through_the_layout_table(lib, per_lane):
+    """16x16x16bf16_1k (4 bf16 a lane) and gfx950's 16x16x32_bf16 (8): small integers, where every sum is exact
+    (any lane, item or accumulator mapping that differs from the table shows bit for bit), then randn values
+    and a random C within the rounding bound of an fp32 sum of K products and C."""
+    k = 4 * per_lane
+    gen = torch.Generator().manual_seed(per_lane)
+    a = torch.randint(-4, 5, (16, k), generator=gen).float()
+    b = torch.randint(-4, 5, (16, k), generator=gen).float()
+    c = torch.randint(-8, 9, (16, 16), generator=gen).float().numpy()
+    got, error = run_mfma_bf16(lib, per_lane, a, b, c)
+    assert error == 0
+    np.testing.assert_array_equal(got, (c + (a @ b.T).numpy()).astype(np.float32))
+
+    a = torch.randn(16, k, generator=gen).bfloat16().double()
+    b = torch.randn(16, k, generator=gen).bfloat16().double()
+    c = torch.randn(16, 16, generator=gen).float().numpy()
+    got, error = run_mfma_bf16(lib, per_lane, a, b, c)
+    want = c.astype(np.float64) + (a @ b.T).numpy()
+    magnitude = np.abs(c) + (a.abs() @ b.abs().T).numpy()
+    assert error == 0 and np.all(np.abs(got - want) <= (k + 1) * np.finfo(np.float32).eps / 2 * magnitude)
+
+
+def test_dense_bf16_mfma_broadcast_controls_are_not_modelled(lib):
+    zeros = torch.zeros(16, 16)
+    _, error = run_mfma_bf16(lib, 4, zeros, zeros, np.zeros((16, 16), dtype=np.float32), cbsz=1)
+    assert error != 0
+    assert b"16x16x16bf16_1k with cbsz" in lib.hip_cpu_take_unmodelled()
 
 
 def test_opsel_picks_the_scale_byte(lib):

@@ -20,6 +20,7 @@ CLANGS = ("clang++", "clang++-22", "clang++-21", "clang++-20", "clang++-19", "cl
 # The amdgcn builtins the model implements (include/); any other is NOT RUN, named.
 MODELLED_BUILTINS = frozenset({
     "__builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4", "__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4",
+    "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "__builtin_amdgcn_mfma_f32_16x16x32_bf16",
     "__builtin_amdgcn_cvt_scalef32_pk_fp4_f32", "__builtin_amdgcn_cvt_scalef32_pk_fp4_bf16",
     "__builtin_amdgcn_cvt_scalef32_pk_f32_fp4",
     "__builtin_amdgcn_ds_bpermute", "__builtin_amdgcn_readfirstlane", "__builtin_amdgcn_mbcnt_lo",

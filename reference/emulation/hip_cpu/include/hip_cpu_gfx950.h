@@ -238,6 +238,70 @@ inline hipcpu_v4f __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu(VA a, VB 
 #define __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4 __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4_cpu
 #define __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4 __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4_cpu
 
+namespace hipcpu {
+// The dense bf16 MFMAs of a 16x16 tile (wave64): v_mfma_f32_16x16x16_bf16 (gfx90a on, the "_1k" builtin: 4
+// bf16 per lane) and gfx950's v_mfma_f32_16x16x32_bf16 (8 per lane). The dense MFMA input layout: element
+// (row i, K k) of A (column i of B) is item k % KL of lane i + 16 (k / KL), KL the items per lane; the
+// accumulator as the scaled 16x16's (accumulator_layout). A bf16 product is exact in fp32 (8-bit
+// significands); the K products are summed in fp32 in increasing k, then added to C. The order and width of
+// the hardware's internal sum are not documented: the judge bounds an fp32 sum in any order. bf16
+// subnormals are read as their values (whether the instruction flushes them is not modelled).
+template <int KL>
+struct Bf16Deposit {
+    unsigned short a[KL], b[KL];
+};
+
+inline float bf16_value(unsigned short bits) {
+    unsigned word = (unsigned)bits << 16;
+    float f;
+    std::memcpy(&f, &word, 4);
+    return f;
+}
+
+template <int KL>
+inline hipcpu_v4f mfma_bf16_16x16(const Bf16Deposit<KL>& mine, const hipcpu_v4f& c) {
+    return wave_exchange(mine, [&] {
+        const int lane = lane_id();
+        hipcpu_v4f out = c;
+        for (int i = 0; i < 4; ++i) {
+            Cell cell = accumulator_layout(lane, i, 16);
+            float sum = 0.0f;
+            for (int k = 0; k < 4 * KL; ++k) {
+                const Bf16Deposit<KL> a = lane_value<Bf16Deposit<KL>>(cell.row + 16 * (k / KL));
+                const Bf16Deposit<KL> b = lane_value<Bf16Deposit<KL>>(cell.col + 16 * (k / KL));
+                sum += bf16_value(a.a[k % KL]) * bf16_value(b.b[k % KL]);
+            }
+            out[i] = c[i] + sum;
+        }
+        return out;
+    });
+}
+
+// Operands of any 16-bit element vector type (real kernels pass bf16, short or uint16 vectors): their bits.
+template <int KL, class VA, class VB>
+inline hipcpu_v4f mfma_bf16_operands(const VA& a, const VB& b, const hipcpu_v4f& c, int cbsz, int abid, int blgp,
+                                     const char* name) {
+    static_assert(sizeof(VA) == 2 * KL && sizeof(VB) == 2 * KL, "a bf16 MFMA operand is KL 16-bit elements");
+    if (cbsz != 0 || abid != 0 || blgp != 0)  // broadcast and B lane-group controls: not modelled
+        not_modelled(std::string(name) + " with cbsz, abid or blgp other than 0");
+    Bf16Deposit<KL> mine;
+    std::memcpy(mine.a, &a, sizeof(VA));
+    std::memcpy(mine.b, &b, sizeof(VB));
+    return mfma_bf16_16x16<KL>(mine, c);
+}
+}  // namespace hipcpu
+
+template <class VA, class VB>
+inline hipcpu_v4f __builtin_amdgcn_mfma_f32_16x16x16bf16_1k_cpu(VA a, VB b, hipcpu_v4f c, int cbsz, int abid, int blgp) {
+    return ::hipcpu::mfma_bf16_operands<4>(a, b, c, cbsz, abid, blgp, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k");
+}
+template <class VA, class VB>
+inline hipcpu_v4f __builtin_amdgcn_mfma_f32_16x16x32_bf16_cpu(VA a, VB b, hipcpu_v4f c, int cbsz, int abid, int blgp) {
+    return ::hipcpu::mfma_bf16_operands<8>(a, b, c, cbsz, abid, blgp, "__builtin_amdgcn_mfma_f32_16x16x32_bf16");
+}
+#define __builtin_amdgcn_mfma_f32_16x16x16bf16_1k __builtin_amdgcn_mfma_f32_16x16x16bf16_1k_cpu
+#define __builtin_amdgcn_mfma_f32_16x16x32_bf16 __builtin_amdgcn_mfma_f32_16x16x32_bf16_cpu
+
 // The builtins write byte ``sel`` of ``old`` (two e2m1 codes, element 0 low) and keep its other bytes.
 inline unsigned __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu(unsigned old, float x0, float x1, float scale, int sel) {
     unsigned byte = ::hipcpu::e2m1_code(x0, scale) | (::hipcpu::e2m1_code(x1, scale) << 4);
