@@ -126,3 +126,61 @@ def test_a_process_folder_goes_with_its_process_and_a_dead_ones_with_the_next(tm
                            str(tmp_path)], capture_output=True, text=True, cwd=Path(no_rocm.__file__).parents[2])
     assert made.returncode == 0, made.stderr
     assert made.stdout.strip() and not os.path.exists(made.stdout.strip())  # removed at that process's exit
+
+
+@pytest.mark.skipif(build.find_clang() is None, reason="no clang++ here: the HIP CPU model needs it")
+def test_a_refused_build_is_remembered_until_what_it_looked_for_changes(tmp_path):
+    """Every example executes the file afresh: a load_inline the model's host compiler refuses was compiled
+    again in each program (twice: with and without the precompiled header), 37 s a program for a real file
+    whose source includes a header from a folder the runner has (vyomakesh0728's v52: opus/opus.hpp under
+    -I/home/runner/aiter/csrc/include, in extra_cuda_cflags). The refusal is remembered; the folders the
+    build looked in are part of the key, so once one appears the build is tried again."""
+    import uuid
+
+    include = tmp_path / "include"
+    result = run_script(f"""
+        import os, time
+        from torch.utils.cpp_extension import load_inline
+
+        def attempt():
+            t = time.perf_counter()
+            try:
+                load_inline("needs_header", cpp_sources="int f();", functions=["f"],
+                            cuda_sources='// {uuid.uuid4().hex}\\n#include "opus_like/opus_like.hpp"\\nint f() {{ return 1; }}',
+                            extra_cuda_cflags=["--offload-arch=gfx950", "-I{include}"])
+            except OSError as e:
+                print(type(e).__name__, "file not found" in str(e), "remembered" in str(e))
+            return time.perf_counter() - t
+
+        first = attempt()
+        again = attempt()
+        print(again < 1.0, again < first)
+        os.makedirs("{include}")
+        attempt()
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["HipModelRefused True False", "HipModelRefused True True", "True True",
+                                          "HipModelRefused True False"]
+
+
+@pytest.mark.skipif(build.find_clang() is None, reason="no clang++ here: the HIP CPU model needs it")
+def test_a_refused_build_tried_again_in_one_process_is_still_the_models_refusal():
+    """torch records a build it attempted, not one that succeeded: the same load_inline again in the process (a
+    file that retries, a fresh module of the file) skips the build and fails to open the library it never made.
+    That ImportError read as the file's own import failure (a FAIL); it is the model's refusal again. Shown
+    with nothing remembered on disk (the memo is the usual path)."""
+    import uuid
+
+    result = run_script(f"""
+        from torch.utils.cpp_extension import load_inline
+        no_rocm._RefusalMemo.remember = lambda self, message: None
+        for _ in range(2):
+            try:
+                load_inline("twice", cpp_sources="int f();", functions=["f"],
+                            cuda_sources='// {uuid.uuid4().hex}\\n#include "absent/absent.hpp"\\nint f() {{ return 1; }}',
+                            extra_cuda_cflags=["--offload-arch=gfx950"])
+            except OSError as e:
+                print(type(e).__name__, "failed earlier in this process" in str(e))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["HipModelRefused False", "HipModelRefused True"]

@@ -416,6 +416,44 @@ def _on_cpu_model(attempt: Attempt, build_it):
     return module
 
 
+class _RefusalMemo:
+    """A translated source the model's host compiler refused, remembered on disk (``hip_cpu.build.CACHE``) so
+    the same build is refused at once the next time: every example executes the file afresh, and a refused
+    load_inline cost each program two host compiles (with and without the precompiled header: 37 s on the
+    2-core box for vyomakesh0728's v52, whose source includes a header the runner has and this machine lacks),
+    so the budget ran out before one example could run. Keyed by everything the compile sees: the sources,
+    flags, include folders (and whether each exists now, with its mtime), the compiler and the model's
+    headers. Successes are torch's own cache's."""
+
+    def __init__(self, name, sources, cflags, options, clang):
+        import hashlib
+
+        from reference.emulation.hip_cpu import build
+
+        folders = [p[2:] for p in cflags if isinstance(p, str) and p.startswith("-I")]
+        folders += [str(p) for p in _as_list(options.get("extra_include_paths"))]
+        seen = [(f, os.path.getmtime(f) if os.path.isdir(f) else None) for f in folders]
+        self.folders_digest = hashlib.sha256(repr(seen).encode()).hexdigest()[:12]
+        key = repr((name, sources, cflags, sorted((k, repr(v)) for k, v in options.items()), seen, clang,
+                    build.model_digest()))
+        self.path = build.CACHE / "refused" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".txt")
+
+    def recall(self) -> str | None:
+        try:
+            return self.path.read_text() + " (remembered: this build was refused before, unchanged since)"
+        except OSError:
+            return None
+
+    def remember(self, message: str) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(message)
+            os.replace(partial, self.path)  # whole or absent for a reader
+        except OSError:
+            pass  # not remembered: the next build is tried again
+
+
 def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
     """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
     compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
@@ -428,10 +466,19 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     if clang is None:
         raise HipModelRefused(f"load_inline({name!r}): no clang++ here to build HIP for the CPU model")
     options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
-    cflags = _as_list(options.get("extra_cflags")) + [*build.MODEL_FLAGS,
-                                                      f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}"]
+    # the GPU sources' include folders (extra_cuda_cflags' -I) are where their headers are on the runner too
+    cuda_includes = [f for f in _as_list(kwargs.get("extra_cuda_cflags")) if isinstance(f, str) and f.startswith("-I")]
+    cflags = _as_list(options.get("extra_cflags")) + cuda_includes + [
+        *build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}"]
     options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
     sources = _as_list(cpp_sources) + [build.translate_torch(c) for c in cuda]
+    refusal = _RefusalMemo(name, sources, cflags, options, clang)
+    # torch rebuilds only when its key (sources and flags) changes, and it counts a failed build as done: the
+    # state of the include folders, a define, makes a folder that appeared since a build of another key
+    cflags = cflags + [f"-DHIP_CPU_INCLUDES_SEEN={refusal.folders_digest}"]
+    remembered = refusal.recall()
+    if remembered:
+        raise HipModelRefused(remembered)
     previous = os.environ.get("CXX")
     os.environ["CXX"] = clang  # torch's CPU build compiles with $CXX
 
@@ -451,11 +498,16 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
             module = built(header)
         except ImportError:
             raise  # built and linked: the header had no part in it
-        except Exception:  # noqa: BLE001 -- the same build without the header decides
-            if header is None:
+        except Exception as error:  # noqa: BLE001 -- the same build without the header decides
+            if header is None or "file not found" in str(error):  # a missing header is missing either way
                 raise
             module = built(None)
     except ImportError as error:
+        if f"{name}_hipcpu" in str(error) and "cannot open shared object file" in str(error):
+            # torch skipped a build it had tried in this process (it records the attempt, not its success) and
+            # found no library: the model's earlier refusal again, never the file's import failure
+            raise HipModelRefused(f"load_inline({name!r}): the CPU model's build of it failed earlier in this "
+                                  "process and left no library") from None
         if "undefined symbol" in str(error):  # the model's library lacks a function the runner's toolchain and
             # runtime provide (a compiler-runtime helper, a HIP API the model has not): ours, never the file's
             symbol = str(error).rsplit("undefined symbol:", 1)[-1].strip()
@@ -470,8 +522,10 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
                                   "defines PYBIND11_MODULE and load_inline(functions=...) generates another "
                                   "(torch does the same on the runner)") from None
         lines = [line for line in str(error).splitlines() if "error" in line][:3]
-        raise HipModelRefused(f"load_inline({name!r}): the CPU model's host compiler refused it: "
-                              + ("; ".join(lines) or str(error)[-300:])) from None
+        message = (f"load_inline({name!r}): the CPU model's host compiler refused it: "
+                   + ("; ".join(lines) or str(error)[-300:]))
+        refusal.remember(message)
+        raise HipModelRefused(message) from None
     finally:
         if previous is None:
             os.environ.pop("CXX", None)
