@@ -117,6 +117,9 @@ def handle(session_holder: dict, request: dict, report) -> dict:
     if op == "run":
         session = session_holder["session"]
         if session.fresh_module == "fork":
+            segments = fork_segments(request["steps"])
+            if len(segments) > 1:
+                return run_segments(session, request, report, segments)
             if run_in_child():
                 return None  # the child answered
             session.module_is_fresh = True  # in the child: the module was loaded and never called
@@ -127,8 +130,79 @@ def handle(session_holder: dict, request: dict, report) -> dict:
     raise ValueError(f"unknown op {op!r}")
 
 
-def run_program(session, request: dict, report) -> dict:
-    """One program's answer (its records, seconds, counters and timing)."""
+def fork_segments(steps: list) -> list:
+    """[(index of its first step, steps)]: the program cut before each fresh module it asks for after its
+    start (a ``reload`` step), so each part runs in its own child forked from the module loaded once, instead of
+    executing the file again mid-program (504_combined_cpp's import-time warm-up, 9.5 s on the CPU model, was
+    paid by every stale example that asks for a fresh module's output: 37 s of its 78 s check). Whole
+    (one part) where a part names a slot made in an earlier one, or where a poison step is in the program (a
+    poisoned reload poisons the file's import-time allocations, which a fork of the unpoisoned module would not
+    have)."""
+    cuts = [i for i, step in enumerate(steps) if step["do"] == "reload" and i > 0]
+    if not cuts or any(step["do"] == "poison" for step in steps):
+        return [(0, steps)]
+    bounds = [0, *cuts, len(steps)]
+    segments = [(start, steps[start:end]) for start, end in zip(bounds, bounds[1:])]
+    for _, part in segments[1:]:
+        made = {step["slot"] for step in part if step["do"] == "build"}
+        if any("slot" in step and step["slot"] not in made for step in part):
+            return [(0, steps)]
+    return segments
+
+
+def run_segments(session, request: dict, report, segments: list) -> dict:
+    """The program's parts (``fork_segments``) each in a child forked from the loaded module, one after another;
+    their answers merged as one program's: records in order, seconds and timing summed, counters advanced by
+    every part. A part that dies kills this worker the same way (``_die_like``); a part whose fresh module failed
+    to load ends the program, as a failed reload does."""
+    answers = []
+    for offset, steps in segments:
+        read_end, write_end = os.pipe()
+        flush_output()
+        pid = os.fork()
+        if pid == 0:  # the part's child: the loaded module, never called
+            os.close(read_end)
+            session.module_is_fresh = True
+            thread_budget.apply(thread_budget.budget())
+            try:
+                answer = run_program(session, {**request, "steps": steps}, report, offset=offset)
+            except Exception:  # our own bug, not the submission's (as main's loop answers it)
+                answer = {"ok": False, "internal": traceback.format_exc()}
+            with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
+                pipe.write(json.dumps(answer))
+            flush_output()
+            os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "r", encoding="utf-8") as pipe:
+            text = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            _die_like(status)
+        if not text:  # it exited without an answer: a death the runner reads as one
+            flush_output()
+            os._exit(1)
+        answer = json.loads(text)
+        if not answer.get("ok", True):
+            return answer
+        answers.append(answer)
+        if any(record.get("error") for record in answer["records"]):  # a fresh module that failed to load
+            break
+    first, last = answers[0]["counters"], answers[-1]["counters"]
+    counters = dict(last)
+    for key in ("programs", "launches"):  # each child counted from the loaded module's count onward
+        counters[key] = first.get(key, 0) + sum(a["counters"].get(key, 0) - first.get(key, 0) for a in answers[1:])
+    counters["seconds"] = sum(a["counters"].get("seconds", 0.0) for a in answers)
+    timing: dict = {}
+    for answer in answers:
+        for key, value in answer["timing"].items():
+            timing[key] = timing.get(key, 0) + value
+    return {"ok": True, "records": [r for a in answers for r in a["records"]],
+            "seconds": sum(a["seconds"] for a in answers), "counters": counters, "timing": timing}
+
+
+def run_program(session, request: dict, report, offset: int = 0) -> dict:
+    """One program's answer (its records, seconds, counters and timing); ``offset``: the index of its first step
+    in the program the runner sent (a part of it: ``run_segments``)."""
     dump_after = request.get("hang_dump_after")
 
     def rearm_hang_dump() -> None:  # the stacks are dumped only after dump_after s without progress
@@ -141,7 +215,7 @@ def run_program(session, request: dict, report) -> dict:
 
     def step_begins(index: int, ours: bool) -> None:
         flush_output()  # what the submission printed so far reaches the parent before the report
-        progress.COUNTERS.begin_step(index, ours)
+        progress.COUNTERS.begin_step(offset + index, ours)
 
     progress.COUNTERS.start_run(report_progress, request.get("report_every", 1.0))
     session.progress = step_begins
@@ -193,6 +267,11 @@ def run_in_child() -> bool:
     _, status = os.waitpid(pid, 0)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return True
+    _die_like(status)
+
+
+def _die_like(status: int) -> None:
+    """End this worker as its child ended (the runner reads the same death)."""
     flush_output()
     if os.WIFSIGNALED(status):  # the parent dies of the child's signal: the runner reads the same death
         signal_number = os.WTERMSIG(status)
