@@ -316,6 +316,50 @@ def test_dense_bf16_mfma_broadcast_controls_are_not_modelled(lib):
     assert b"16x16x16bf16_1k with cbsz" in lib.hip_cpu_take_unmodelled()
 
 
+LABELLED = r"""
+#include <hip/hip_runtime.h>
+typedef int v8i __attribute__((ext_vector_type(8)));
+typedef float v4f __attribute__((ext_vector_type(4)));
+// real files declare the intrinsic by its asm label, under the builtin's name or one of their own
+extern "C" __device__ v4f __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(
+    v8i, v8i, v4f, int, int, int, int, int, int) __asm("llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4");
+__device__ v4f my_mfma(v8i, v8i, v4f, int, int, int, int, int, int) __asm("llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4");
+
+__global__ void both(const int* a, const int* b, float* d) {
+    int l = threadIdx.x;
+    v8i va, vb;
+    for (int i = 0; i < 8; ++i) { va[i] = a[l * 8 + i]; vb[i] = b[l * 8 + i]; }
+    v4f zero = {0, 0, 0, 0};
+    v4f x = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(va, vb, zero, 4, 4, 0, 127, 0, 127);
+    v4f y = my_mfma(va, vb, zero, 4, 4, 0, 127, 0, 127);
+    for (int i = 0; i < 4; ++i) { d[l * 8 + i] = x[i]; d[l * 8 + 4 + i] = y[i]; }
+}
+extern "C" void run_both(const int* a, const int* b, float* d) { both<<<1, 64>>>(a, b, d); }
+"""
+
+
+def test_an_intrinsic_declared_by_its_asm_label_is_the_models_builtin(tmp_path):
+    """thinngo's mfma16x16 declares ``__builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4`` itself with
+    ``__asm("llvm.amdgcn.mfma.scale...")``: the host compiler then bound the call to the LLVM intrinsic and
+    failed in its backend (the file's HIP did not run, its fallback served every call). The declaration goes,
+    a name of the file's own becomes the builtin; an intrinsic the model lacks is named as unmodelled."""
+    library = ctypes.CDLL(str(build.compile_shared([LABELLED], tmp_path / "labelled.so")))
+    library.run_both.argtypes = [ctypes.c_void_p] * 3
+    rng = np.random.default_rng(7)
+    a_codes, b_codes = rng.integers(0, 16, size=(16, 128)), rng.integers(0, 16, size=(16, 128))
+    a, b = pack_lanes(a_codes, 16, 4), pack_lanes(b_codes, 16, 4)
+    d = np.zeros((64, 8), dtype=np.float32)
+    library.run_both(_ptr(a), _ptr(b), _ptr(d))
+    want = np.zeros((16, 16))
+    want = expected(a_codes, b_codes, 4, 4, np.full((16, 4), 127), np.full((16, 4), 127), want)
+    for lane in range(64):
+        for r in range(4):
+            assert d[lane, r] == d[lane, 4 + r] == np.float32(want[accumulator_cell(lane, r, 16)])
+    lacking = 'extern "C" __device__ int pc() __asm("llvm.amdgcn.s.getpc");'
+    assert build.unmodelled(lacking) == ["__builtin_amdgcn_s_getpc"]
+    assert build.unmodelled(LABELLED) == []
+
+
 def test_opsel_picks_the_scale_byte(lib):
     rows, k = 32, 64
     a_codes = np.full((rows, k), 2)  # 1.0

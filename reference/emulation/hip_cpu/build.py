@@ -52,10 +52,37 @@ def find_clang() -> str | None:
     return next((found for name in CLANGS if (found := shutil.which(name))), None)
 
 
+# A function declared as an LLVM intrinsic by its asm label: ``extern "C" __device__ v4f f(v8i, ...)
+# __asm("llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4");`` (real files declare the scaled MFMA so)
+INTRINSIC_LABEL = re.compile(r'(?:__asm__|__asm|asm)\s*\(\s*"llvm\.amdgcn\.([\w.]+)"\s*\)\s*;')
+NOT_A_NAME = frozenset({"__attribute__", "__declspec", "alignas", "__launch_bounds__"})
+
+
+def intrinsic_declarations(source: str) -> list:
+    """[(start, end, declared name, the clang builtin of that intrinsic)] of each declaration in ``source`` that
+    names an amdgcn intrinsic by its asm label (the builtin: ``__builtin_amdgcn_`` + the intrinsic's name with
+    dots as underscores, as clang names them)."""
+    found = []
+    for label in INTRINSIC_LABEL.finditer(source):
+        start = max(source.rfind(c, 0, label.start()) for c in ";{}") + 1
+        while True:  # not the preprocessor lines, comments or blank lines before the declaration
+            line_end = source.find("\n", start, label.start())
+            line = source[start:line_end if line_end >= 0 else label.start()].strip()
+            if line_end < 0 or (line and not line.startswith(("#", "//"))):
+                break
+            start = line_end + 1
+        names = [n for n in re.findall(r"(\w+)\s*\(", source[start:label.start()]) if n not in NOT_A_NAME]
+        if names:
+            found.append((start, label.end(), names[0], "__builtin_amdgcn_" + label.group(1).replace(".", "_")))
+    return found
+
+
 def unmodelled(source: str) -> list:
-    """What of ``source`` the model cannot run: unmodelled builtins and inline asm (but the single gfx950
-    instructions ``translate_asm`` turns into the model's builtins), named."""
-    found = sorted({m for m in re.findall(r"__builtin_amdgcn_\w+", source) if m not in MODELLED_BUILTINS})
+    """What of ``source`` the model cannot run: unmodelled builtins (also those declared by an intrinsic's asm
+    label) and inline asm (but the single gfx950 instructions ``translate_asm`` turns into the model's
+    builtins), named."""
+    named = re.findall(r"__builtin_amdgcn_\w+", source) + [b for *_, b in intrinsic_declarations(source)]
+    found = sorted({m for m in named if m not in MODELLED_BUILTINS})
     leftover = [_asm_template(statement) or "" for statement, replacement in asm_statements(source)
                 if replacement is None]
     if leftover:
@@ -214,8 +241,11 @@ def _split_top(text: str) -> list:
 def translate(source: str) -> str:
     """``k<<<g, b[, shared[, stream]]>>>(args)`` -> ``hipLaunchKernelGGL((k), g, b, shared, stream, args)``;
     ``extern __shared__ T name[];`` -> a pointer to the launch's dynamic LDS; the modelled inline asm
-    instructions -> the model's builtins."""
+    instructions -> the model's builtins; a declaration of an amdgcn intrinsic by its asm label -> its builtin."""
     source = translate_asm(source)
+    for start, end, name, builtin in reversed(intrinsic_declarations(source)):
+        # the declaration goes; its name, if another, becomes the builtin (which the model's header defines)
+        source = source[:start] + ("" if name == builtin else f"\n#define {name} {builtin}\n") + source[end:]
     source = EXTERN_SHARED.sub(lambda m: f"{m.group(1)}* {m.group(2)} = ({m.group(1)}*)::hipcpu::dynamic_shared();",
                                source)
     out, pos = [], 0
