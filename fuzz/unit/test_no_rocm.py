@@ -184,3 +184,15 @@ def test_a_refused_build_tried_again_in_one_process_is_still_the_models_refusal(
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["HipModelRefused False", "HipModelRefused True"]
+
+
+
+def test_an_own_pybind_module_beside_functions_is_the_files_build_failure_under_any_version_name():
+    """A source with its own PYBIND11_MODULE beside load_inline(functions=...) defines PyInit twice: torch fails
+    to build it on the runner too (the file's failure). torch names a rebuild of the same extension with other
+    sources <name>_v1 (seen on thinngo's hip_16x16, which read as the model's refusal under that name)."""
+    for suffix in ("", "_v1", "_v12"):
+        message = f"main.cpp:199:1: error: redefinition of 'PyInit_fp4_gemm_hipcpu{suffix}'"
+        assert no_rocm.defines_init_twice("fp4_gemm", message)
+    assert not no_rocm.defines_init_twice("fp4_gemm", "error: redefinition of 'PyInit_other_hipcpu'")
+    assert not no_rocm.defines_init_twice("fp4_gemm", "error: redefinition of 'helper'")

@@ -454,6 +454,13 @@ class _RefusalMemo:
             pass  # not remembered: the next build is tried again
 
 
+def defines_init_twice(name: str, message: str) -> bool:
+    """The model's build of extension ``name`` failed because its source defines PYBIND11_MODULE beside the one
+    load_inline(functions=...) generates (torch names a rebuild of the same extension with other sources
+    ``<name>_v1``, ``_v2``, ...: thinngo's hip_16x16 was read as the model's refusal under that name)."""
+    return re.search(rf"redefinition of 'PyInit_{re.escape(name)}_hipcpu(_v\d+)?'", message) is not None
+
+
 def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dict):
     """The extension built for the CPU model: every GPU source translated (hip_cpu.build.translate_torch),
     compiled with clang++ by torch's own CPU extension build, as ``<name>_hipcpu``. Raises HipModelRefused."""
@@ -517,7 +524,7 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
         # the same way on the runner, so this is the file's failure, not the model's
         raise FileImportFailed(str(error).replace(f"{name}_hipcpu", name)) from None
     except Exception as error:  # the compiler's refusal, as torch reports it
-        if kwargs.get("functions") and f"redefinition of 'PyInit_{name}_hipcpu'" in str(error):
+        if kwargs.get("functions") and defines_init_twice(name, str(error)):
             raise FileBuildFailed(f"Error building extension '{name}': redefinition of 'PyInit_{name}': the source "
                                   "defines PYBIND11_MODULE and load_inline(functions=...) generates another "
                                   "(torch does the same on the runner)") from None
