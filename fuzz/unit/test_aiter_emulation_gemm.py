@@ -277,3 +277,21 @@ def test_reduce_kernel_sums_only_the_actual_splits():
     kernels_afp4wfp4._gemm_afp4wfp4_reduce_kernel[(1, 1)](partials, y, m, n, *partials.stride(), *y.stride(),
                                                           16, 64, splits, 4)
     assert torch.allclose(y, partials[:splits].sum(0), rtol=1e-6, atol=0)
+
+
+
+def test_the_gluon_reduce_kernel_files_launch_is_the_triton_reduce():
+    """aiter's Gluon ``_gemm_afp4wfp4_reduce_kernel`` has the Triton reduce kernel's signature and arithmetic at
+    the runner's commit (layouts aside): files import it from aiter.ops.triton.gluon.gemm_afp4wfp4 and launch it
+    (dgavriloff's v211); the rest of that module is not emulated."""
+    gluon = emulated("ops.triton.gluon.gemm_afp4wfp4")
+    reduce = gluon._gemm_afp4wfp4_reduce_kernel
+    assert reduce.fn.arg_names == kernels_afp4wfp4._gemm_afp4wfp4_reduce_kernel.fn.arg_names
+    m, n = 5, 64
+    partials = torch.randn((4, m, n), generator=torch.Generator().manual_seed(1)).to(DEVICE)
+    partials[3] = float("nan")  # MAX_KSPLIT = 4, ACTUAL_KSPLIT = 3: the padded slice is never read
+    y = torch.empty((m, n), dtype=torch.bfloat16, device=DEVICE)
+    reduce[(1, 1)](partials, y, m, n, *partials.stride(), *y.stride(), 16, 64, 3, 4)
+    want = partials[:3].sum(0)  # one conversion at the end: within half a bf16 ulp of the fp32 sum
+    assert torch.all((y.float() - want).abs() <= want.abs() * 2.0 ** -8 + 1e-6)
+    assert not hasattr(gluon, "_gemm_afp4wfp4_kernel")
