@@ -4,13 +4,12 @@ internal error: ERROR). The hooks' forwarding lines are transparent: what the fi
 raises through them stays the file's."""
 from __future__ import annotations
 
-import importlib.util
-import textwrap
 
 import pytest
 
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
+from fuzz.testing.own_module import own_module
 from fuzz.submission.provenance import describe_exception, raised_by, raised_in_machinery, tier_limit
 
 SUB = "/subs/sub.py"
@@ -49,12 +48,7 @@ def test_the_rule_on_recorded_frames():
 
 
 def _module(tmp_path, body: str):
-    path = tmp_path / "own_sub.py"
-    path.write_text(textwrap.dedent(body))
-    spec = importlib.util.spec_from_file_location("own_sub_for_machinery", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, str(path)
+    return own_module(tmp_path, body, "own_sub_for_machinery")
 
 
 def test_real_frames_through_the_trace_hooks(tmp_path):

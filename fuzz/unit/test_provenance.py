@@ -6,14 +6,13 @@ stand-in (the emulated aiter, cuda_on_cpu, no_rocm, the Triton interpreter's int
 the emulation calls) failing by itself."""
 from __future__ import annotations
 
-import importlib.util
-import textwrap
 
 import pytest
 import torch
 
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
+from fuzz.testing.own_module import own_module
 from fuzz.submission.provenance import aiter_note, describe_exception, raised_by, tier_limit
 from fuzz.testing.fresh_process import run_fresh
 
@@ -165,12 +164,7 @@ def test_a_stand_in_failure_in_the_context_makes_the_handler_path_not_run():
 
 
 def _module(tmp_path, body: str):
-    path = tmp_path / "own_sub.py"
-    path.write_text(textwrap.dedent(body))
-    spec = importlib.util.spec_from_file_location("own_sub_for_provenance", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, str(path)
+    return own_module(tmp_path, body, "own_sub_for_provenance")
 
 
 def test_describe_exception_records_the_chain_and_who_raised(tmp_path):
