@@ -452,4 +452,6 @@ def test_the_worker_records_a_real_aiter_module_the_emulation_lacks(tmp_path):
         not_run = dict(runner.tier_notes.get("aiter_not_run") or {})
     finally:
         runner.close()
-    assert list(not_run) == ["aiter.ops.triton.gluon"] and runner.tier_notes.get("hip_fallback_calls", 0) >= 1
+    # the module is emulated for its reduce kernel only: the real name the file asked for is what is recorded
+    assert list(not_run) == ["aiter.ops.triton.gluon.gemm_afp4wfp4.gemm_afp4wfp4"]
+    assert runner.tier_notes.get("hip_fallback_calls", 0) >= 1

@@ -180,10 +180,11 @@ def test_a_refused_build_tried_again_in_one_process_is_still_the_models_refusal(
                             cuda_sources='// {uuid.uuid4().hex}\\n#include "absent/absent.hpp"\\nint f() {{ return 1; }}',
                             extra_cuda_cflags=["--offload-arch=gfx950"])
             except OSError as e:
-                print(type(e).__name__, "failed earlier in this process" in str(e))
+                print(type(e).__name__)
     """)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["HipModelRefused False", "HipModelRefused True"]
+    # the second: torch skips the build it tried ("failed earlier in this process") or builds again and is refused
+    assert result.stdout.splitlines() == ["HipModelRefused", "HipModelRefused"]
 
 
 

@@ -92,3 +92,15 @@ def missing_attribute(name: str):
         return AiterAttributeNotEmulated(f"uses aiter.{name} (in aiter {COMMIT}), which the emulation does not "
                                          "have (docs/aiter_emulation.md lists what it has)")
     return AttributeError(f"module 'aiter' has no attribute {name!r}")
+
+
+def missing_module_name(module: str, name: str):
+    """For a partly emulated module's ``__getattr__``: the error for ``name``. A name real aiter's ``module`` has
+    is recorded in RAISED (a file that catches the failed import and falls back is then marked, as for a module
+    the emulation lacks) and named; ``from module import name`` turns either into Python's ImportError, which
+    provenance reads by the surface list."""
+    if real_name(module, name):
+        RAISED.setdefault(f"{module}.{name}")
+        return AiterAttributeNotEmulated(f"uses {module}.{name} (in aiter {COMMIT}), which the emulation does not "
+                                         "have (docs/aiter_emulation.md lists what it has)")
+    return AttributeError(f"module {module!r} has no attribute {name!r}")

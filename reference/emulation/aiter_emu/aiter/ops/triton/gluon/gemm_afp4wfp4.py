@@ -11,4 +11,9 @@ with that Triton kernel. Weak spot: the order of the fp32 sum over splits is the
 Triton's), not Gluon's; the judge bounds an fp32 sum in any order. Not emulated (named as such when imported):
 the Gluon GEMM kernel, its wrapper and config reader.
 """
+from ...._not_emulated import missing_module_name
 from .._triton_kernels.gemm.basic.gemm_afp4wfp4 import _gemm_afp4wfp4_reduce_kernel  # noqa: F401
+
+
+def __getattr__(name):  # aiter's other names here (the Gluon GEMM, its wrapper): recorded and named
+    raise missing_module_name(__name__, name)
