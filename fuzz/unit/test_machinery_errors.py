@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from fuzz.search.strategies import Case
-from fuzz.submission.program import Program
-from fuzz.testing.own_module import own_module
 from fuzz.submission.provenance import describe_exception, raised_by, raised_in_machinery, tier_limit
+from fuzz.testing.own_module import own_module
+from fuzz.testing.programs import calls_at_rows
 
 SUB = "/subs/sub.py"
 TRACE = "/repo/fuzz/judge/trace.py"
@@ -121,23 +120,15 @@ def test_the_worker_answers_a_hook_of_ours_failing_as_our_bug(tmp_path):
     path.write_text(FILE)
     runner = SubmissionRunner(path, aiter="emulated", timeout=120)
     try:
-        program = Program()
-        program.poison("ff")
-        for m in (1, 2, 3):
-            program.build(f"d{m}", Case(m, 64, 64, seed=1))
-            program.call(f"d{m}", f"y{m}")
-        result = runner.run(program.steps)
+        result = runner.run(calls_at_rows((1, 2, 3), poison="ff").steps)
         assert result.kind == "ok", result.describe_death()
         calls = {r["out"]: r for r in result.calls()}
         assert "exception" not in calls["y1"], calls["y1"]["exception"]
         for out in ("y2", "y3"):
             error = calls[out]["exception"]
             assert raised_in_machinery(error) is None and tier_limit(error) is None, error  # the file's FAIL
-        broken = Program()
-        broken.build("d4", Case(4, 64, 64, seed=1))
-        broken.call("d4", "y4")
         with pytest.raises(WorkerBug) as bug:
-            runner.run(broken.steps)
+            runner.run(calls_at_rows((4,)).steps)
         assert "mxfp4-fuzz's own code raised AttributeError inside the file's call" in str(bug.value)
         assert "fuzz/judge/trace.py" in str(bug.value)
     finally:

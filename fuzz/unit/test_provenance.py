@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from fuzz.search.strategies import Case
-from fuzz.submission.program import Program
-from fuzz.testing.own_module import own_module
 from fuzz.submission.provenance import aiter_note, describe_exception, raised_by, tier_limit
 from fuzz.testing.fresh_process import run_fresh
+from fuzz.testing.own_module import own_module
+from fuzz.testing.programs import calls_at_rows
 
 SUB = "/subs/sub.py"
 INTERP = "/py/site-packages/triton/runtime/interpreter.py"
@@ -238,11 +238,7 @@ def test_worker_ctypes_rocm_torch_compile_and_own_errors(tmp_path):
     path.write_text(EXAMPLE)
     runner = SubmissionRunner(path, aiter="emulated", timeout=120)
     try:
-        program = Program()
-        for m in (1, 2, 3, 4):
-            program.build(f"d{m}", Case(m, 64, 64, seed=1))
-            program.call(f"d{m}", f"y{m}")
-        result = runner.run(program.steps)
+        result = runner.run(calls_at_rows((1, 2, 3, 4)).steps)
         assert result.kind == "ok", result.describe_death()
         calls = {r["out"]: r for r in result.calls()}
         if "hip_builds" not in calls["y1"]:
