@@ -156,6 +156,7 @@ def run_segments(session, request: dict, report, segments: list) -> dict:
     every part. A part that dies kills this worker the same way (``_die_like``); a part whose fresh module failed
     to load ends the program, as a failed reload does."""
     answers = []
+    base = {"programs": progress.COUNTERS.programs, "launches": progress.COUNTERS.launches}  # what each child inherits
     for offset, steps in segments:
         read_end, write_end = os.pipe()
         flush_output()
@@ -187,10 +188,15 @@ def run_segments(session, request: dict, report, segments: list) -> dict:
         answers.append(answer)
         if any(record.get("error") for record in answer["records"]):  # a fresh module that failed to load
             break
-    first, last = answers[0]["counters"], answers[-1]["counters"]
-    counters = dict(last)
-    for key in ("programs", "launches"):  # each child counted from the loaded module's count onward
-        counters[key] = first.get(key, 0) + sum(a["counters"].get(key, 0) - first.get(key, 0) for a in answers[1:])
+    return merged_answers(answers, base)
+
+
+def merged_answers(answers: list, base: dict) -> dict:
+    """The parts' answers as one program's. Each child's counters start from ``base``, the loaded module's counts
+    it inherited, so the program's count is the base plus every part's own advance."""
+    counters = dict(answers[-1]["counters"])
+    for key in ("programs", "launches"):
+        counters[key] = base[key] + sum(a["counters"].get(key, 0) - base[key] for a in answers)
     counters["seconds"] = sum(a["counters"].get("seconds", 0.0) for a in answers)
     timing: dict = {}
     for answer in answers:

@@ -10,7 +10,7 @@ import pytest
 
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
-from fuzz.submission.worker import fork_segments
+from fuzz.submission.worker import fork_segments, merged_answers
 
 FILE = '''
 import os
@@ -48,6 +48,18 @@ def test_the_cuts():
     assert fork_segments(freed) == [(0, freed)]
     poisoned = [step("poison", pattern="ff"), *parts]
     assert fork_segments(poisoned) == [(0, poisoned)]
+
+
+def test_the_parts_counters_add_up_from_what_each_child_inherited():
+    """Each part's child starts from the loaded module's counts (here 5 programs, 1 launch); the program's count
+    is that plus every part's own advance (3 + 4 programs, 1 + 2 launches)."""
+    def part(programs, launches, seconds):
+        return {"records": [{"do": "call"}], "seconds": seconds, "timing": {"call": seconds},
+                "counters": {"programs": programs, "launches": launches, "seconds": seconds, "kernel": "k"}}
+
+    merged = merged_answers([part(8, 2, 1.0), part(9, 3, 2.0)], {"programs": 5, "launches": 1})
+    assert merged["counters"] == {"programs": 12, "launches": 4, "seconds": 3.0, "kernel": "k"}
+    assert merged["seconds"] == 3.0 and merged["timing"] == {"call": 3.0} and len(merged["records"]) == 2
 
 
 def _program() -> Program:
