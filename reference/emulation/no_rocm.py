@@ -434,8 +434,8 @@ class _RefusalMemo:
         folders += [str(p) for p in _as_list(options.get("extra_include_paths"))]
         seen = [(f, os.path.getmtime(f) if os.path.isdir(f) else None) for f in folders]
         self.folders_digest = hashlib.sha256(repr(seen).encode()).hexdigest()[:12]
-        key = repr((name, sources, cflags, sorted((k, repr(v)) for k, v in options.items()), seen, clang,
-                    build.model_digest()))
+        # the model's headers are in the key through cflags (-DHIP_CPU_MODEL_DIGEST)
+        key = repr((name, sources, cflags, sorted((k, repr(v)) for k, v in options.items()), seen, clang))
         self.path = build.CACHE / "refused" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".txt")
 
     def recall(self) -> str | None:
