@@ -5,7 +5,9 @@ switched on before any ``@triton.jit`` decoration.
 """
 import pytest
 
-from fuzz.host import parallel, thread_budget
+from fuzz.host import compile_caches, parallel, thread_budget
+
+compile_caches.share()  # before kernels activates the gfx950 casts, whose Triton cache is a folder of this one
 
 parallel.pin_this_worker()  # an xdist worker: its own device and thread share, before kernels imports torch
 

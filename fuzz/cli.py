@@ -120,6 +120,11 @@ STOPPING: list = []  # the signal that stops this command, once one came
 def main(argv=None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
+    from fuzz.host import compile_caches
+
+    # the run's caches first: parsing --aiter imports the emulation, whose gfx950 casts put Triton's cache in
+    # a folder of whatever cache is set then (the user's ~/.triton otherwise, not the run's)
+    compile_caches.share()
     parser = argparse.ArgumentParser(prog="mxfp4-fuzz", description="Fuzz MXFP4 GEMM submissions for amd-mxfp4-mm.")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="run every verdict on one popcorn submission file",

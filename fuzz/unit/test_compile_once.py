@@ -31,7 +31,7 @@ def test_the_same_source_compiles_one_at_a_time_and_others_alongside(tmp_path, m
         return f"kernel {src.key}"
 
     monkeypatch.setattr(triton.compiler, "compile", stock)
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))  # not setattr: its undo would pin the knob for good
     assert compile_caches.compile_once({"TRITON_CACHE_DIR": str(tmp_path)})
     assert compile_caches.compile_once({"TRITON_CACHE_DIR": str(tmp_path)})  # idempotent: wrapped once
     wrapped = triton.compiler.compile
@@ -59,6 +59,6 @@ def test_a_lock_that_cannot_be_had_never_fails_the_compile(tmp_path, monkeypatch
     monkeypatch.setattr(triton.compiler, "compile", lambda src, **kw: f"kernel {src.key}")
     blocked = tmp_path / "file"
     blocked.write_text("a file where the cache folder should be")
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(blocked))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(blocked))
     compile_caches.compile_once({"TRITON_CACHE_DIR": str(tmp_path)})
     assert triton.compiler.compile(Source("c"), options={}) == "kernel c"

@@ -214,3 +214,14 @@ def test_cuda_compiled_probe_equals_expected():
     finally:
         g.uninstall()
         g.install(before)
+
+
+def test_the_patched_cache_is_one_folder_for_every_process_generation(tmp_path, monkeypatch):
+    """A worker inherits the folder its parent's patch set and must compile into that same folder: one
+    more level per process generation gave a check's worker and its compile-ahead helpers caches of their
+    own (kernels compiled twice, locks that never met), and the CLI's own ~/.triton instead of the run's."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    first = g._cache_dir_for_patch()
+    assert first == str(tmp_path / g.PATCHED_CACHE)
+    monkeypatch.setenv("TRITON_CACHE_DIR", first)  # what a child process inherits
+    assert g._cache_dir_for_patch() == first

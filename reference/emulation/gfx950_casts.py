@@ -390,6 +390,9 @@ def _frontend_diverges() -> bool:
     return any(width < 32 for width in recorder.widths)
 
 
+PATCHED_CACHE = "gfx950-casts"  # the patched frontend's own Triton cache, a folder of the run's cache
+
+
 def _cache_dir_for_patch() -> str:
     try:
         import triton
@@ -397,7 +400,10 @@ def _cache_dir_for_patch() -> str:
         base = triton.knobs.cache.dir
     except Exception:  # Triton without knobs: the environment variable or its default
         base = os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
-    return os.path.join(base, "gfx950-casts")
+    # a child process inherits the folder its parent's patch set: the same folder, not one more level
+    # below it (a worker of a worker compiled into a cache of its own, and a check's worker and its
+    # helpers each into another: kernels compiled again, and compile-once locks that never met)
+    return base if os.path.basename(os.path.normpath(base)) == PATCHED_CACHE else os.path.join(base, PATCHED_CACHE)
 
 
 def _apply_frontend():
