@@ -732,7 +732,8 @@ def check_uninitialised(ctx: Context, case: Case) -> Outcome:
     if doubt:
         return ctx.outcome("uninitialised", "not_run", f"the outputs differ; {doubt}", program)
     summary = (f"the output depends on memory nobody wrote: {_differing(y1, y2)} of {y1.numel()} elements differ "
-               f"between torch.empty* filled with 0xFF and with 0x00; allocated at {where}")
+               f"between torch.empty* filled with 0xFF and with 0x00 (torch's other CPU allocations: junk words and "
+               f"zeros); allocated at {where}")
     lines = [f"oracle, 0x{p.upper()} poison: {j.summary}" for p, j in zip(POISONS, judged)]
     worst = next((j for j in judged if not j.passed), judged[0])
     return ctx.outcome("uninitialised", "fail", summary, program, case, lines, worst.worst, worst.official,

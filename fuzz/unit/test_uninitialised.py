@@ -46,3 +46,27 @@ def test_a_padding_never_written_fails_and_names_the_helper_line():
 def test_files_that_write_what_they_allocate_pass(name):
     outcome = _uninitialised(name, Case(5, 128, 320, seed=2))
     assert outcome.status == "pass", outcome.summary
+
+
+def test_memory_from_below_the_python_allocators_is_poisoned_too(tmp_path):
+    """``x.new(m, n)`` (a legacy constructor, as ``torch.Tensor(m, n)`` or C++'s ``torch::empty``) never
+    passes through torch.empty*: c10's CPU allocator fills it (junk words, then zeros), so a split-K
+    accumulating into it fails, every time. Without the fill it read whatever the heap held: a pass or a fail by chance."""
+    import shutil
+
+    from fuzz.submission import poison
+
+    if not poison.c10_fill_available():
+        pytest.skip("this torch exports no c10 allocator fill flags")
+    shutil.copy(EXAMPLES / "correct_reference_style.py", tmp_path)
+    source = (EXAMPLES / "accumulates_into_empty.py").read_text()
+    bug = "acc = torch.empty((a.shape[0], b.shape[0]), dtype=torch.float32, device=A.device)"
+    assert bug in source
+    (tmp_path / "legacy_new.py").write_text(source.replace(bug, "acc = b.float().new(a.shape[0], b.shape[0])"))
+    runner = SubmissionRunner(tmp_path / "legacy_new.py", aiter="emulated", timeout=60)
+    try:
+        outcome = checks.check_uninitialised(checks.Context(runner, TIER), Case(3, 64, 256, seed=1))
+    finally:
+        runner.close()
+    assert outcome.status == "fail", outcome.summary
+    assert "allocated at none in the file itself" in outcome.summary
