@@ -13,7 +13,7 @@ parallel.pin_this_worker()  # an xdist worker: its own device and thread share, 
 
 import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET=1 where no GPU is visible)
 from fuzz.search import profiles# noqa: E402
-from reference.emulation.select import parse_mode as parse_aiter_mode  # noqa: E402
+from reference.emulation.aiter_modes import parse_mode as parse_aiter_mode  # noqa: E402
 
 pytest_plugins = ("fuzz.testing.fixtures_aiter", "fuzz.submission.plugin")  # aiter_info (--aiter); --submission mode
 

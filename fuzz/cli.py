@@ -36,7 +36,7 @@ NEEDED_PLUGINS = ("_hypothesis_pytestplugin", "pytest_benchmark.plugin")
 
 def aiter_mode(text: str) -> str:
     """--aiter's value checked (source=PATH made absolute); the import waits until an argument is parsed."""
-    from reference.emulation.select import parse_mode
+    from reference.emulation.aiter_modes import parse_mode  # not select: it imports torch
 
     return parse_mode(text)
 

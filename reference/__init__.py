@@ -8,19 +8,31 @@
   gfx950 instruction model, the patched Triton interpreter, the CPU standing in for the CUDA device, HIP
   builds without ROCm). It may use the oracle, never ``kernels``.
 """
-from reference.oracle.e2m1 import decode_e2m1, encode_e2m1, pack_e2m1, unpack_e2m1
-from reference.oracle.e8m0 import SCALE_RULES, decode_e8m0, encode_scale, scale_exponent
-from reference.oracle.gemm import (
-    ExactProduct,
-    accumulation_bound,
-    acceptable_range,
-    exact_gemm,
-    exact_gemm_from_inputs,
-    reference_output,
-    round_to_bf16,
-)
-from reference.oracle.inputs import generate_input, quantize_weights
-from reference.oracle.layouts import e8m0_shuffle, e8m0_unshuffle, shuffle_weight, unshuffle_weight
-from reference.oracle.quant import dequantize_mxfp4, quantize_mxfp4
+# The oracle's API, imported when first asked for (PEP 562): ``import reference.emulation.aiter_modes`` (the
+# command line, before it starts the check's worker) must not import torch.
+_EXPORTS = {
+    "reference.oracle.e2m1": ("decode_e2m1", "encode_e2m1", "pack_e2m1", "unpack_e2m1"),
+    "reference.oracle.e8m0": ("SCALE_RULES", "decode_e8m0", "encode_scale", "scale_exponent"),
+    "reference.oracle.gemm": ("ExactProduct", "accumulation_bound", "acceptable_range", "exact_gemm",
+                              "exact_gemm_from_inputs", "reference_output", "round_to_bf16"),
+    "reference.oracle.inputs": ("generate_input", "quantize_weights"),
+    "reference.oracle.layouts": ("e8m0_shuffle", "e8m0_unshuffle", "shuffle_weight", "unshuffle_weight"),
+    "reference.oracle.quant": ("dequantize_mxfp4", "quantize_mxfp4"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+
+def __getattr__(name):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reference' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

@@ -16,7 +16,6 @@ top-level name, beside whichever ``aiter`` is selected (the conformance tests co
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.machinery
 import os
@@ -25,14 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reference.emulation import triton_interpreter
+from reference.emulation.aiter_modes import MODES, SOURCE_PREFIX, AiterModeError, parse_mode  # noqa: F401 (re-exported)
 from reference.emulation.module_exec import exec_as_module
 
 # the Triton mode (interpreter where no GPU is visible, patched) before any aiter kernel is decorated
 triton_interpreter.activate()
 
 EMULATION_ROOT = Path(__file__).resolve().parent / "aiter_emu"
-MODES = ("auto", "real", "emulated", "source=PATH")
-SOURCE_PREFIX = "source="
 
 
 @dataclass(frozen=True)
@@ -50,23 +48,6 @@ class AiterInfo:
                 else ""
             return f"aiter source {self.version} from {self.path}, modules: {short}{differs}; the rest emulated"
         return f"aiter {self.kind} ({self.version}) from {self.path}"
-
-
-class AiterModeError(ValueError, argparse.ArgumentTypeError):
-    """A malformed --aiter value (argparse and pytest print its message as is)."""
-
-
-def parse_mode(text: str) -> str:
-    """An --aiter value, checked for its form (for argparse/pytest ``type=``): ``source=PATH`` with PATH
-    made absolute, so that a worker started elsewhere finds the same checkout."""
-    if text.startswith(SOURCE_PREFIX):
-        path = text[len(SOURCE_PREFIX):]
-        if not path:
-            raise AiterModeError("--aiter source=PATH needs the path of an aiter checkout")
-        return SOURCE_PREFIX + os.path.abspath(os.path.expanduser(path))
-    if text not in MODES:
-        raise AiterModeError(f"--aiter must be one of auto, real, emulated, source=PATH; got {text!r}")
-    return text
 
 
 _current: AiterInfo | None = None
