@@ -132,6 +132,9 @@ def summarize(data: dict) -> dict:
             "budget_cut": total("checks", "budget_cut"),
         },
         "total_seconds": data.get("timings", {}).get("total_seconds"),
+        # when each test ended and the budget's plan, on the budget's clock: where a check overran its budget
+        "ended": {name: t.get("ended") for name, t in tests.items()},
+        "budget": {k: (data.get("budget") or {}).get(k) for k in ("seconds", "extended", "deadlines")},
     }
 
 

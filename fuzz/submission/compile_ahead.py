@@ -74,7 +74,7 @@ class CompileAhead:
     of this process that keeps its pipes flowing; ``stop`` ends whatever still runs."""
 
     def __init__(self, path: str, aiter: str, helpers: int, task_fallback: str, worker_class, cases=None,
-                 require_gpu: bool = True):
+                 require_gpu: bool = True, first: bool = False):
         """``worker_class``: runner.Worker (passed in: the runner imports this module, not the reverse)."""
         self.folder = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-compile-ahead-")
         self.require_gpu = require_gpu
@@ -83,6 +83,7 @@ class CompileAhead:
         self.lock = threading.Lock()
         self.stopping = False  # set by stop(): a helper's death is then the check's doing
         self.cases = cases  # None: the runner's cases, made on the helpers' threads (they import torch)
+        self.first = first  # the runner's cases include the first official one (runner_cases)
         for index in range(helpers):
             worker = worker_class(HELPER_OUTPUT_CAP, env={"MXFP4_FUZZ_ROLE": f"helper{index}"})
             worker.send({"op": "load", "path": path, "aiter": aiter, "device": "auto", "task_fallback": task_fallback})
@@ -94,9 +95,9 @@ class CompileAhead:
 
     def _drive(self, index: int, helpers: int, worker) -> None:
         try:
-            cases = self.cases if self.cases is not None else runner_cases()
+            answer = worker.receive(LOAD_TIMEOUT)  # first: torch is imported on this thread once the file loaded
+            cases = self.cases if self.cases is not None else runner_cases(self.first)
             share = cases[index::helpers]
-            answer = worker.receive(LOAD_TIMEOUT)
             if not isinstance(answer, dict) or not answer.get("ok"):  # else a RunResult: it died loading
                 return self._done(ENDED if self.stopping else "did not load")
             if self.require_gpu and answer.get("device") == "cpu":
@@ -152,23 +153,26 @@ class CompileAhead:
         return text
 
 
-def runner_cases() -> list:
-    """The official test cases after the first, then the benchmark mode's, as the runner's verdicts build
-    them. The first is left out: the check's own worker runs it the moment it has loaded the file, while
-    the helpers are still starting, so a helper compiling it would only compile it twice."""
+def runner_cases(first: bool = False) -> list:
+    """The official test cases, then the benchmark mode's, as the runner's verdicts build them. The first
+    official case only with ``first``: helpers started once the check's own worker has loaded the file
+    leave it out (that worker runs it at once, while they are still starting: a helper would only compile
+    it twice); helpers started with the prelaunched worker, before the command imports pytest and torch,
+    take it (the worker asks for it only when the session starts, seconds later, and then waits for their
+    compile through the compile lock instead of compiling it from the start)."""
     from fuzz.search.strategies import BENCHMARK_TESTS, OFFICIAL_TEST_SHAPES, Case
     from fuzz.search.value_streams import runner_case_stream
 
     stream = runner_case_stream("gpu")  # helpers run on a GPU only: the stream the verdicts draw from there
-    return ([Case(m, n, k, stream=stream) for m, n, k in OFFICIAL_TEST_SHAPES[1:]]
+    return ([Case(m, n, k, stream=stream) for m, n, k in OFFICIAL_TEST_SHAPES[0 if first else 1:]]
             + [Case(m, n, k, seed=seed, stream=stream) for m, n, k, seed in BENCHMARK_TESTS])
 
 
 RUNNER_CASES = 9  # len(runner_cases()), without importing torch at the command's first moment
 
 
-def start(path: str, aiter: str, task_fallback: str, worker_class) -> CompileAhead | None:
-    """The helpers for ``path``, started now (the runner does this once its own worker has loaded the
-    file); None when there are none to start."""
-    helpers = helper_count(RUNNER_CASES)
-    return CompileAhead(path, aiter, helpers, task_fallback, worker_class) if helpers else None
+def start(path: str, aiter: str, task_fallback: str, worker_class, first: bool = False) -> CompileAhead | None:
+    """The helpers for ``path``, started now (by the runner once its own worker has loaded the file, or by
+    the command with the prelaunched worker: ``first``, runner_cases); None when there are none to start."""
+    helpers = helper_count(RUNNER_CASES + first)
+    return CompileAhead(path, aiter, helpers, task_fallback, worker_class, first=first) if helpers else None

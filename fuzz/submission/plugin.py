@@ -212,6 +212,7 @@ class SubmissionSession:
         self.conclusive: dict = {}  # test name -> its examples that passed, failed or were reported
         self.checks: dict = {}  # test name -> {outcome status: seconds of its examples' checks}
         self.test_seconds: dict = {}  # test name -> pytest's duration of it
+        self.test_ended: dict = {}  # test name -> when it ended, seconds after the budget's start (the time profile)
         # draws moved to the shapes the file answers (a session without a runner: unit tests of the plugin)
         self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
 
@@ -322,7 +323,7 @@ class SubmissionSession:
             in_checks = sum(spent.values())
             wall = programs.get("program_wall", 0.0)
             tests[test] = {
-                "seconds": round(seconds, 3), "checks": {k: round(v, 3) for k, v in spent.items()},
+                "seconds": round(seconds, 3), "ended": self.test_ended.get(test), "checks": {k: round(v, 3) for k, v in spent.items()},
                 "programs": programs.get("programs", 0), "program_wall": round(wall, 3),
                 "worker": {k: round(v, 3) for k, v in programs.get("worker", {}).items()},
                 "judging": round(max(0.0, in_checks - wall), 3), "hypothesis": round(max(0.0, seconds - in_checks), 3),
@@ -600,6 +601,7 @@ class SubmissionReporter:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             name = test_name(report.nodeid)
             session.test_seconds[name] = session.test_seconds.get(name, 0.0) + report.duration
+            session.test_ended[name] = round(time.perf_counter() - session.budget.start, 3)  # on the budget's clock
             record = session.record(FURTHER_SEARCHES.get(name, name))
             if name in FURTHER_SEARCHES:  # it can only add failures to its verdict
                 record.seconds += report.duration

@@ -71,6 +71,36 @@ def test_the_runner_cases_are_officials_after_the_first_then_the_benchmarks():
                                                     (4, 2880, 512)]  # (8, 2112, 7168): the worker's own first
 
 
+def test_helpers_started_with_the_prelaunched_worker_take_the_first_official_case_too():
+    cases = compile_ahead.runner_cases(first=True)
+    assert len(cases) == compile_ahead.RUNNER_CASES + 1 and (cases[0].m, cases[0].n, cases[0].k) == (8, 2112, 7168)
+    assert [(c.m, c.n, c.k) for c in cases[1:]] == [(c.m, c.n, c.k) for c in compile_ahead.runner_cases()]
+
+
+def test_the_runner_adopts_the_helpers_prelaunch_started(tmp_path, monkeypatch):
+    """The command starts the helpers with its worker, before pytest; the check's runner takes both over
+    and starts no second set when the file has loaded."""
+    from fuzz.submission import runner as runner_module
+
+    path = tmp_path / "recorder.py"
+    path.write_text(RECORDER)
+    monkeypatch.setenv("MXFP4_FUZZ_TEST_CALLS", str(tmp_path / "calls.jsonl"))
+    monkeypatch.setenv(compile_ahead.ENV, "1")
+    runner_module.prelaunch(str(path), "emulated")
+    started = runner_module._PRELAUNCHED_AHEAD.get((str(path.resolve()), "emulated"))
+    assert started is not None and started.first
+    runner = runner_module.SubmissionRunner(path, aiter="emulated", timeout=60, compiles_ahead=True)
+    try:
+        assert runner.compile_ahead is started and runner.standby is not None
+        assert runner.load().ok
+        assert runner.compile_ahead is started  # not a second set
+        _wait(started)
+        assert compile_ahead.CPU_TIER in started.describe()  # no GPU here: it ended at load
+    finally:
+        runner.close()
+    assert not runner_module._PRELAUNCHED_AHEAD
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -94,7 +94,13 @@ def _run(tmp_path, fork: str, crash: bool = False):
     return fresh, result, outputs, imports.read_text().count("executed")
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def _forks_here() -> bool:
+    from kernels.platform import detect
+
+    return hasattr(os, "fork") and detect().device == "cpu"  # a GPU tier executes afresh: CUDA survives no fork
+
+
+@pytest.mark.skipif(not _forks_here(), reason="the worker forks only on the CPU tier (CUDA does not survive a fork)")
 def test_parts_in_forks_give_what_executing_the_file_again_gives(tmp_path):
     fresh, forked, outputs, executed = _run(tmp_path, "1")
     assert fresh == "fork"
