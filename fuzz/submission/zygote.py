@@ -1,5 +1,5 @@
-"""A warm parent for the workers of one process, on the CPU tier: it imports torch, Triton and numpy once
-(about 3 of a worker's 3.5 s of start on the 2-core box) and forks each new worker from there, so a run
+"""A warm parent for the workers of one process, on the CPU tier: it imports torch, numpy and Hypothesis
+once (about 3 of a worker's 3.5 s of start on the 2-core box) and forks each new worker from there, so a run
 that starts many workers (a table of example files, the many-file command's restarts, the suite's
 self-tests) pays the imports once instead of per worker.
 
@@ -38,7 +38,12 @@ from collections import deque
 # the CUDA driver and poisons every fork ("Cannot re-initialize CUDA in forked subprocess": every check
 # on the H100 host, stop 50), although torch.cuda.is_initialized() stays False. hypothesis (the input
 # builders') reads no device.
-PRELOAD = ("torch", "triton", "numpy", "hypothesis")
+# Not Triton: its own @jit functions (tl.max, tl.sum's combine functions...) are interpreted or compiled
+# as TRITON_INTERPRET says when it is imported, and the command starts the zygote before anything decided
+# the tier (that needs torch.cuda; stop 51): a zygote that imported Triton then gave the CPU tier's workers
+# compiled stdlib functions, and every kernel calling tl.max raised "Cannot call @triton.jit'd outside of
+# the scope of a kernel" (godzmk's official FAIL). Each worker imports it after choosing its mode (70 ms).
+PRELOAD = ("torch", "numpy", "hypothesis")
 ENV = "MXFP4_FUZZ_ZYGOTE"
 
 

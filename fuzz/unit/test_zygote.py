@@ -146,3 +146,57 @@ def test_a_poisoned_fork_falls_back_to_plain_workers(tmp_path, monkeypatch):
         runner.close()
         zygote._ZYGOTE.clear()
         zygote._ZYGOTE.update(before)
+
+
+STDLIB_JIT = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_max(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(y_ptr, tl.max(tl.abs(tl.load(x_ptr + offsets)), axis=0))  # tl.max: one of Triton's own @jit
+
+
+def custom_kernel(data):
+    A = data[0]
+    y = torch.zeros(1, dtype=torch.float32, device=A.device)
+    _row_max[(1,)](A[0, :32].float().contiguous(), y, BLOCK=32)
+    return y
+"""
+
+AS_THE_COMMAND = """
+import json, os, sys
+os.environ.pop("TRITON_INTERPRET", None)  # the command line asks for its worker before anything chose the mode
+from fuzz.submission import runner
+from fuzz.submission.program import Program
+from fuzz.search.strategies import Case
+runner.prelaunch(sys.argv[1], "emulated")
+r = runner.SubmissionRunner(sys.argv[1], aiter="emulated", timeout=60)
+program = Program()
+program.build("d", Case(2, 64, 64, seed=1))
+program.call("d", "y")
+result = r.run(program.steps)
+print(json.dumps([c.get("exception", {}).get("message") for c in result.calls()]))
+r.close()
+"""
+
+
+def test_a_worker_the_command_asked_for_before_choosing_the_tier_runs_tritons_own_jit_functions(tmp_path):
+    """The command starts the zygote before anything imported torch to choose the Triton mode: a zygote that
+    preloaded Triton then gave every CPU-tier worker compiled stdlib @jit functions, and a kernel calling
+    tl.max raised "Cannot call @triton.jit'd outside of the scope of a kernel" (stop 51: godzmk's official)."""
+    import subprocess
+    import sys
+
+    from fuzz.submission.runner import PACKAGE_ROOT
+
+    path = tmp_path / "stdlib_jit.py"
+    path.write_text(STDLIB_JIT)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", AS_THE_COMMAND, str(path)], capture_output=True, text=True,
+                          timeout=300, cwd=PACKAGE_ROOT, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [None], done.stdout[-2000:]
