@@ -77,12 +77,24 @@ def atomic_add_kernels(*records: dict) -> list:
     return sorted({launch["kernel"] for record in records for launch in record.get("atomic_add_launches", [])})
 
 
+def error_line(error: dict) -> str:
+    """``Type: message`` of a recorded exception, and where it was raised from another (``chain``), the
+    innermost one too: Triton's CompilationError for a helper its kernel calls is a source excerpt whose
+    cause (e.g. AmdInlineAsmOnNvidia, the tier's limit) says what went wrong."""
+    line = f"{error['type']}: {error['message']}"
+    chain = error.get("chain") or []
+    if len(chain) > 1:
+        inner = chain[-1]
+        first = (inner.get("message") or "").strip().splitlines()
+        line = f"{inner['type']}: {first[0][:200] if first else ''} (raised inside {line.splitlines()[0][:80]})"
+    return line
+
+
 def count_calls(stats: dict, records) -> None:
     for record in records:
         if "exception" in record:
             stats["raised"] += 1
-            error = record["exception"]
-            stats["last_error"] = f"{error['type']}: {error['message']}"[:300]
+            stats["last_error"] = error_line(record["exception"])[:300]
         elif "file" in record:
             stats["returned"] += 1
 
