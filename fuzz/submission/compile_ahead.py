@@ -10,9 +10,10 @@ directory (shared by every process of a run, compile_caches.py) by source, speci
 and writes entries atomically, so a kernel a helper compiled is loaded, in milliseconds, by the worker.
 
 What a helper is: a worker like any other (forked from the zygote, the file loaded as the runner loads
-it), started once the check's own worker has loaded the file (started beside it, seven processes
-importing and creating CUDA contexts at once slowed that worker's start by 1 to 2 s on the H200 host),
-that runs one program, ``inputs(case); custom_kernel(inputs)`` for its share of the official and
+it), started by ``mxfp4-fuzz check`` right behind the check's own worker, before the command imports
+pytest and torch (``runner.prelaunch``; the worker is loaded before the session starts, so their start
+slows nothing that waits: H100, stop 51), or else once the runner's worker has loaded the file, that
+runs one program, ``inputs(case); custom_kernel(inputs)`` for its share of the official and
 benchmark cases, and is then closed. Nothing it returns, prints or raises is read: the verdicts run
 only in the check's own worker, on a fresh module as always, so a helper changes how long a verdict
 takes and nothing else. Helpers run only where programs compile (a GPU: the CPU tier interprets, there
