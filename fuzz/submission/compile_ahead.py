@@ -53,9 +53,16 @@ def helper_count(cases: int, environ=os.environ) -> int:
         if wanted < 0:
             raise ValueError(f"{ENV} must be >= 0, got {wanted}")
         return min(wanted, cases)
-    if not any(os.path.exists(path) for path in GPU_DEVICE_FILES):
+    if not any(os.path.exists(path) for path in GPU_DEVICE_FILES) or hidden_gpus(environ):
         return 0
     return max(0, min(MAX_HELPERS, cases, thread_budget.budget(environ) - OWN_PROCESSES))
+
+
+def hidden_gpus(environ=os.environ) -> bool:
+    """The user hid every GPU of a GPU host (``CUDA_VISIBLE_DEVICES=""`` or ``-1``, ROCm's likewise): the
+    check runs on the CPU tier there, and helpers would only load the file to end at once."""
+    return any(environ.get(name, "unset").strip() in ("", "-1")
+               for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"))
 
 
 def program_steps(cases: list) -> list:

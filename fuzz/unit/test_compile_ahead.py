@@ -28,6 +28,8 @@ def host(monkeypatch, tmp_path):
     """A host of our making: its cores, an empty registry of checks, and whether a GPU device file exists."""
     monkeypatch.delenv(compile_ahead.ENV, raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for hiding in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        monkeypatch.delenv(hiding, raising=False)  # a host of our making shows its GPU
     monkeypatch.setenv("MXFP4_FUZZ_THREAD_REGISTRY", str(tmp_path / "registry"))
     device_file = tmp_path / "nvidiactl"
 
@@ -50,6 +52,16 @@ def host(monkeypatch, tmp_path):
 def test_helpers_are_the_spare_cores_of_a_gpu_host(host, cores, gpu, cases, expected):
     host(cores, gpu)
     assert compile_ahead.helper_count(cases) == expected
+
+
+@pytest.mark.parametrize("variable", ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"])
+@pytest.mark.parametrize("value", ["", "-1"])
+def test_no_helpers_where_the_user_hid_the_gpus(host, monkeypatch, variable, value):
+    host(16, True)
+    monkeypatch.setenv(variable, value)
+    assert compile_ahead.helper_count(10) == 0
+    monkeypatch.setenv(variable, "0")  # one GPU pinned (the many-file command does that): helpers as usual
+    assert compile_ahead.helper_count(10) == compile_ahead.MAX_HELPERS
 
 
 def test_the_variable_fixes_the_number(host, monkeypatch):
