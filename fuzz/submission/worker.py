@@ -117,6 +117,9 @@ def handle(session_holder: dict, request: dict, report) -> dict:
     if op == "run":
         session = session_holder["session"]
         if session.fresh_module == "fork":
+            parts = poison_parts(request["steps"])
+            if parts is not None and os.environ.get(TEMPLATES_ENV, "1") != "0":
+                return run_poisoned_parts(session, request, report, parts)
             segments = fork_segments(request["steps"])
             if len(segments) > 1:
                 return run_segments(session, request, report, segments)
@@ -148,6 +151,151 @@ def fork_segments(steps: list) -> list:
         if any("slot" in step and step["slot"] not in made for step in part):
             return [(0, steps)]
     return segments
+
+
+TEMPLATES_ENV = "MXFP4_FUZZ_POISON_TEMPLATES"  # =0: a poisoned program executes the file afresh, per example
+
+
+def poison_parts(steps: list) -> list | None:
+    """[(index of its first step, pattern, steps)] for a program made of parts that each set a poison and then
+    ask for a fresh module (the uninitialised verdict: ``poison ff, reload, build, call, poison 00, reload,
+    build, call`` after the runner's leading reload), each using only the slots it builds; None otherwise."""
+    if not steps or steps[0]["do"] != "reload":
+        return None
+    starts = [i for i, step in enumerate(steps) if step["do"] == "poison"]
+    if not starts or starts[0] != 1:
+        return None
+    parts = []
+    for start, end in zip(starts, [*starts[1:], len(steps)]):
+        part = steps[start:end]
+        if len(part) < 2 or part[1]["do"] != "reload" or any(s["do"] in ("reload", "poison") for s in part[2:]):
+            return None
+        made = {step["slot"] for step in part if step["do"] == "build"}
+        if any("slot" in step and step["slot"] not in made for step in part):
+            return None
+        parts.append((start, part[0].get("pattern"), part))
+    return parts
+
+
+class PoisonTemplate:
+    """A child of the worker holding the file executed afresh under one poison pattern (its import-time
+    allocations filled), never called; it forks one child per example part, which runs the part's steps
+    after the poison and the reload on that module. The file's import under a pattern is paid once per
+    worker instead of once per example (504_combined_cpp: 28 s of its 78 s CPU check were the uninitialised
+    verdict's two imports per example). Ends at EOF on its requests (the worker's end)."""
+
+    def __init__(self, session, pattern: str, report, others: list):
+        requests_r, self._requests_w = os.pipe()
+        self._answers_r, answers_w = os.pipe()
+        flush_output()
+        pid = os.fork()
+        if pid == 0:
+            os.close(self._requests_w)
+            os.close(self._answers_r)
+            for other in others:  # their pipes must close with the worker, not live on in this process
+                other.close_ends()
+            _serve_template(session, pattern, report, requests_r, answers_w)
+        os.close(requests_r)
+        os.close(answers_w)
+        self.pid = pid
+        self.requests = os.fdopen(self._requests_w, "w", encoding="utf-8")
+        self.answers = os.fdopen(self._answers_r, "r", encoding="utf-8")
+
+    def close_ends(self) -> None:
+        for stream in (self.requests, self.answers):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def run(self, request: dict, steps: list, offset: int) -> dict:
+        self.requests.write(json.dumps({"request": request, "steps": steps, "offset": offset}) + "\n")
+        self.requests.flush()
+        line = self.answers.readline()
+        if not line:  # the template itself died (its import crashed): this worker dies the same way
+            _, status = os.waitpid(self.pid, 0)
+            _die_like(status)
+        return json.loads(line)
+
+
+def _serve_template(session, pattern: str, report, requests_fd: int, answers_fd: int) -> None:
+    """The template's life (in the forked child; never returns). It keeps the worker's one thread, as the worker
+    does before it forks: a child forked from a process that ran a thread pool hangs (504_combined_cpp's import
+    runs its HIP on the CPU model; with the template at the check's thread budget every child hung)."""
+    session.progress = lambda index, ours: None  # no program of the runner's is running here
+    session.module_is_fresh = False  # the reload below executes the file afresh, under the pattern
+    prefix = session.run([{"do": "poison", "pattern": pattern}, {"do": "reload"}], "")
+    failed = "error" in prefix[1]
+    poison.set_pattern(pattern)  # session.run ends every poison with its program; this one lasts
+    session.module_is_fresh = True
+    with os.fdopen(requests_fd, "r", encoding="utf-8") as requests, \
+            os.fdopen(answers_fd, "w", encoding="utf-8") as answers:
+        for line in requests:
+            job = json.loads(line)
+            reply = {"prefix": prefix, "import_seconds": prefix[1].get("seconds", 0.0)}
+            if not failed:
+                read_end, write_end = os.pipe()
+                flush_output()
+                pid = os.fork()
+                if pid == 0:  # one example's part: the template's module, never called
+                    os.close(read_end)
+                    thread_budget.apply(thread_budget.budget())
+                    try:
+                        answer = run_program(session, {**job["request"], "steps": job["steps"]}, report,
+                                             offset=job["offset"])
+                    except Exception:  # our own bug, not the submission's
+                        answer = {"ok": False, "internal": traceback.format_exc()}
+                    with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
+                        pipe.write(json.dumps(answer))
+                    flush_output()
+                    os._exit(0)
+                os.close(write_end)
+                with os.fdopen(read_end, "r", encoding="utf-8") as pipe:
+                    reply["answer"] = pipe.read()
+                _, reply["status"] = os.waitpid(pid, 0)
+            answers.write(json.dumps(reply) + "\n")
+            answers.flush()
+            prefix = [prefix[0], {"do": "reload", "seconds": 0.0}]  # the import is paid: later parts fork it
+            # (a failed import keeps its record: each program that asks again ends at the same reload)
+            if failed:
+                prefix[1] = reply["prefix"][1]
+    flush_output()
+    os._exit(0)
+
+
+def run_poisoned_parts(session, request: dict, report, parts: list) -> dict:
+    """A poisoned program (``poison_parts``) run part by part in children of each pattern's template; the
+    answers merged as one program's, the records in the program's order (the runner's leading reload first:
+    the loaded module, never called). A part that dies kills this worker the same way; a part whose poisoned
+    import failed ends the program, as a failed reload does."""
+    templates = session.__dict__.setdefault("poison_templates", {})
+    base = {"programs": progress.COUNTERS.programs, "launches": progress.COUNTERS.launches}
+    answers = []
+    head = [{"do": "reload", "seconds": 0.0}]
+    for offset, pattern, part in parts:
+        if pattern not in templates:
+            templates[pattern] = PoisonTemplate(session, pattern, report, list(templates.values()))
+        reply = templates[pattern].run(request, part[2:], offset + 2)
+        records = head + reply["prefix"]
+        head = []
+        if "answer" not in reply:  # the file's import under this pattern failed: the program ends there
+            answers.append({"ok": True, "records": records, "seconds": 0.0, "timing": {},
+                            "counters": dict(progress.COUNTERS.snapshot())})
+            break
+        status = reply["status"]
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            _die_like(status)
+        if not reply["answer"]:
+            flush_output()
+            os._exit(1)
+        answer = json.loads(reply["answer"])
+        if not answer.get("ok", True):
+            return answer
+        timing = dict(answer["timing"])
+        timing["reload"] = timing.get("reload", 0.0) + reply["prefix"][1].get("seconds", 0.0)
+        answers.append({**answer, "records": records + answer["records"], "timing": timing,
+                        "seconds": answer["seconds"] + reply["prefix"][1].get("seconds", 0.0)})
+    return merged_answers(answers, base)
 
 
 def run_segments(session, request: dict, report, segments: list) -> dict:
