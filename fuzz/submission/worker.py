@@ -153,6 +153,31 @@ def fork_segments(steps: list) -> list:
     return segments
 
 
+def part_in_child(session, request: dict, steps: list, report, offset: int) -> tuple:
+    """(the answer's JSON text, the child's wait status): ``steps`` run by a child forked from this process's
+    module (``offset``: the index of the first step in the runner's program). Empty text: it died first."""
+    read_end, write_end = os.pipe()
+    flush_output()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        session.module_is_fresh = True  # this process's module: executed, never called
+        thread_budget.apply(thread_budget.budget())  # the child's share of the host (its parent kept one thread)
+        try:
+            answer = run_program(session, {**request, "steps": steps}, report, offset=offset)
+        except Exception:  # our own bug, not the submission's (as main's loop answers it)
+            answer = {"ok": False, "internal": traceback.format_exc()}
+        with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
+            pipe.write(json.dumps(answer))
+        flush_output()
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "r", encoding="utf-8") as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    return text, status
+
+
 TEMPLATES_ENV = "MXFP4_FUZZ_POISON_TEMPLATES"  # =0: a poisoned program executes the file afresh, per example
 
 
@@ -234,25 +259,9 @@ def _serve_template(session, pattern: str, report, requests_fd: int, answers_fd:
             job = json.loads(line)
             reply = {"prefix": prefix, "import_seconds": prefix[1].get("seconds", 0.0)}
             if not failed:
-                read_end, write_end = os.pipe()
-                flush_output()
-                pid = os.fork()
-                if pid == 0:  # one example's part: the template's module, never called
-                    os.close(read_end)
-                    thread_budget.apply(thread_budget.budget())
-                    try:
-                        answer = run_program(session, {**job["request"], "steps": job["steps"]}, report,
-                                             offset=job["offset"])
-                    except Exception:  # our own bug, not the submission's
-                        answer = {"ok": False, "internal": traceback.format_exc()}
-                    with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
-                        pipe.write(json.dumps(answer))
-                    flush_output()
-                    os._exit(0)
-                os.close(write_end)
-                with os.fdopen(read_end, "r", encoding="utf-8") as pipe:
-                    reply["answer"] = pipe.read()
-                _, reply["status"] = os.waitpid(pid, 0)
+                # one example's part: the template's module, never called
+                reply["answer"], reply["status"] = part_in_child(session, job["request"], job["steps"], report,
+                                                                 job["offset"])
             answers.write(json.dumps(reply) + "\n")
             answers.flush()
             prefix = [prefix[0], {"do": "reload", "seconds": 0.0}]  # the import is paid: later parts fork it
@@ -306,25 +315,7 @@ def run_segments(session, request: dict, report, segments: list) -> dict:
     answers = []
     base = {"programs": progress.COUNTERS.programs, "launches": progress.COUNTERS.launches}  # what each child inherits
     for offset, steps in segments:
-        read_end, write_end = os.pipe()
-        flush_output()
-        pid = os.fork()
-        if pid == 0:  # the part's child: the loaded module, never called
-            os.close(read_end)
-            session.module_is_fresh = True
-            thread_budget.apply(thread_budget.budget())
-            try:
-                answer = run_program(session, {**request, "steps": steps}, report, offset=offset)
-            except Exception:  # our own bug, not the submission's (as main's loop answers it)
-                answer = {"ok": False, "internal": traceback.format_exc()}
-            with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
-                pipe.write(json.dumps(answer))
-            flush_output()
-            os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "r", encoding="utf-8") as pipe:
-            text = pipe.read()
-        _, status = os.waitpid(pid, 0)
+        text, status = part_in_child(session, request, steps, report, offset)
         if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
             _die_like(status)
         if not text:  # it exited without an answer: a death the runner reads as one
