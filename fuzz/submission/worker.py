@@ -178,7 +178,19 @@ def part_in_child(session, request: dict, steps: list, report, offset: int) -> t
     return text, status
 
 
+def _part_answer(text: str, status: int) -> dict:
+    """A part's answer (``part_in_child``), or this worker ends as the part's child ended: the runner reads the
+    same death (one without an answer too)."""
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        _die_like(status)
+    if not text:  # it exited without an answer: a death the runner reads as one
+        flush_output()
+        os._exit(1)
+    return json.loads(text)
+
+
 TEMPLATES_ENV = "MXFP4_FUZZ_POISON_TEMPLATES"  # =0: a poisoned program executes the file afresh, per example
+_TEMPLATES: dict = {}  # pattern -> its PoisonTemplate, in this worker (one loaded file per worker)
 
 
 def poison_parts(steps: list) -> list | None:
@@ -257,17 +269,15 @@ def _serve_template(session, pattern: str, report, requests_fd: int, answers_fd:
             os.fdopen(answers_fd, "w", encoding="utf-8") as answers:
         for line in requests:
             job = json.loads(line)
-            reply = {"prefix": prefix, "import_seconds": prefix[1].get("seconds", 0.0)}
+            reply = {"prefix": prefix}
             if not failed:
                 # one example's part: the template's module, never called
                 reply["answer"], reply["status"] = part_in_child(session, job["request"], job["steps"], report,
                                                                  job["offset"])
+                prefix = [prefix[0], {"do": "reload", "seconds": 0.0}]  # the import is paid: later parts fork it
+            # (a failed import keeps its record: each program that asks again ends at the same reload)
             answers.write(json.dumps(reply) + "\n")
             answers.flush()
-            prefix = [prefix[0], {"do": "reload", "seconds": 0.0}]  # the import is paid: later parts fork it
-            # (a failed import keeps its record: each program that asks again ends at the same reload)
-            if failed:
-                prefix[1] = reply["prefix"][1]
     flush_output()
     os._exit(0)
 
@@ -277,7 +287,7 @@ def run_poisoned_parts(session, request: dict, report, parts: list) -> dict:
     answers merged as one program's, the records in the program's order (the runner's leading reload first:
     the loaded module, never called). A part that dies kills this worker the same way; a part whose poisoned
     import failed ends the program, as a failed reload does."""
-    templates = session.__dict__.setdefault("poison_templates", {})
+    templates = _TEMPLATES
     base = {"programs": progress.COUNTERS.programs, "launches": progress.COUNTERS.launches}
     answers = []
     head = [{"do": "reload", "seconds": 0.0}]
@@ -291,19 +301,13 @@ def run_poisoned_parts(session, request: dict, report, parts: list) -> dict:
             answers.append({"ok": True, "records": records, "seconds": 0.0, "timing": {},
                             "counters": dict(progress.COUNTERS.snapshot())})
             break
-        status = reply["status"]
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            _die_like(status)
-        if not reply["answer"]:
-            flush_output()
-            os._exit(1)
-        answer = json.loads(reply["answer"])
+        answer = _part_answer(reply["answer"], reply["status"])
         if not answer.get("ok", True):
             return answer
-        timing = dict(answer["timing"])
-        timing["reload"] = timing.get("reload", 0.0) + reply["prefix"][1].get("seconds", 0.0)
+        imported = reply["prefix"][1].get("seconds", 0.0)  # the template's import, on its first part only
+        timing = {**answer["timing"], "reload": answer["timing"].get("reload", 0.0) + imported}
         answers.append({**answer, "records": records + answer["records"], "timing": timing,
-                        "seconds": answer["seconds"] + reply["prefix"][1].get("seconds", 0.0)})
+                        "seconds": answer["seconds"] + imported})
     return merged_answers(answers, base)
 
 
@@ -315,13 +319,7 @@ def run_segments(session, request: dict, report, segments: list) -> dict:
     answers = []
     base = {"programs": progress.COUNTERS.programs, "launches": progress.COUNTERS.launches}  # what each child inherits
     for offset, steps in segments:
-        text, status = part_in_child(session, request, steps, report, offset)
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            _die_like(status)
-        if not text:  # it exited without an answer: a death the runner reads as one
-            flush_output()
-            os._exit(1)
-        answer = json.loads(text)
+        answer = _part_answer(*part_in_child(session, request, steps, report, offset))
         if not answer.get("ok", True):
             return answer
         answers.append(answer)
