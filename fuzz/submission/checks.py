@@ -712,6 +712,15 @@ def check_uninitialised(ctx: Context, case: Case) -> Outcome:
     result, outputs = ctx.execute(program)
     if result.kind != "ok":
         return ctx.death("uninitialised", program, result, case)
+    pattern = None
+    for step, record in zip(program.steps, result.records):  # a fresh module under a poison that failed to load
+        pattern = step.get("pattern", pattern)
+        if step["do"] == "reload" and record.get("error"):
+            error = record["error"]
+            return ctx.outcome("uninitialised", "fail", f"the file's import depends on memory nobody wrote: with "
+                               f"torch.empty* filled with 0x{pattern.upper()} it raised {error['type']}: "
+                               f"{error['message'].splitlines()[0][:200] if error['message'] else ''}",
+                               program, case, failure_class="uninitialised")
     first, second = (outputs[f"y_{p}"] for p in POISONS)
     if "file" not in first or "file" not in second:
         return ctx.outcome("uninitialised", "inconclusive", "a call did not return a tensor", program)

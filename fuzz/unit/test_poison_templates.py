@@ -77,3 +77,21 @@ def test_templates_judge_as_executing_the_file_afresh_and_import_once_per_patter
     clean = READS_ITS_IMPORT_WORKSPACE.replace("torch.empty(64", "torch.zeros(64")
     passed, _ = _uninitialised(tmp_path, clean, "1", cases[:1])
     assert [o.status for o in passed] == ["pass"], passed[0].summary
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_an_import_that_fails_under_a_poison_ends_the_program_as_executing_afresh_does(tmp_path):
+    from kernels.platform import detect
+
+    if detect().device != "cpu":
+        pytest.skip("the worker forks only on the CPU tier (CUDA does not survive a fork)")
+    refuses_nan = READS_ITS_IMPORT_WORKSPACE.replace(
+        "WORKSPACE = torch.empty(64, dtype=torch.float32)",
+        "WORKSPACE = torch.empty(64, dtype=torch.float32)\n"
+        "assert int(WORKSPACE.view(torch.int32)[0]) != -1, 'poisoned'")  # 0xFF bytes; the unpoisoned load passes
+    cases = [Case(2, 64, 64, seed=1), Case(3, 64, 128, seed=2)]
+    with_templates, _ = _uninitialised(tmp_path, refuses_nan, "1", cases)
+    afresh, _ = _uninitialised(tmp_path, refuses_nan, "0", cases)
+    assert [(o.status, o.summary) for o in with_templates] == [(o.status, o.summary) for o in afresh]
+    assert with_templates[0].status == "fail", with_templates[0].summary  # it raised KeyError in the check before
+    assert "with torch.empty* filled with 0xFF it raised AssertionError: poisoned" in with_templates[0].summary
