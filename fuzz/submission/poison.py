@@ -28,7 +28,7 @@ from reference.emulation import submission_frames
 PATTERNS = {"ff": 0xFF, "00": 0x00}
 # c10's fill flags per pattern: (junk fill, zero fill)
 C10_FILLS = {"ff": (True, False), "00": (False, True), None: (False, False)}
-_state = {"byte": None, "path": "", "sites": {}, "pattern": None}
+_state = {"pattern": None, "path": "", "sites": {}}  # pattern: a key of PATTERNS, or None (nothing filled)
 _originals: dict = {}
 _c10: dict = {}  # "flags": (junk, zero) ctypes booleans in libc10, or None where torch has none to find
 
@@ -73,9 +73,9 @@ def _site() -> str | None:
 
 
 def _fill(t):
-    if _state["byte"] is not None and isinstance(t, torch.Tensor) and t.numel():
+    if _state["pattern"] is not None and isinstance(t, torch.Tensor) and t.numel():
         storage = t.untyped_storage()
-        torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(_state["byte"])
+        torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(PATTERNS[_state["pattern"]])
         site = _site()
         if site is not None:
             _state["sites"][site] = _state["sites"].get(site, 0) + 1
@@ -103,22 +103,19 @@ def install(path: str) -> None:
 def set_pattern(name: str | None) -> None:
     if name is not None and name not in PATTERNS:
         raise ValueError(f"unknown poison {name!r}; one of {sorted(PATTERNS)}")
-    _state["byte"] = None if name is None else PATTERNS[name]
+    if name != _state["pattern"]:  # every program ends with set_pattern(None): c10 is touched only on a change
+        _set_c10_fill(name)
     _state["pattern"] = name
-    _set_c10_fill(name)
 
 
 @contextlib.contextmanager
 def paused():
-    byte, pattern, _state["byte"] = _state["byte"], _state["pattern"], None
-    if pattern is not None:
-        _set_c10_fill(None)
+    pattern = _state["pattern"]
+    set_pattern(None)
     try:
         yield
     finally:
-        _state["byte"] = byte
-        if pattern is not None:
-            _set_c10_fill(pattern)
+        set_pattern(pattern)
 
 
 def take_sites() -> dict:
