@@ -143,13 +143,6 @@ LONGEST_TESTS = ("test_mutant_is_killed", "test_path_output_within_the_bound")
 ONE_WORKER_MODULES = ("test_submission_examples.py", "test_tier_divergence_examples.py", "test_hip_builds.py")
 
 
-def share_compile_caches() -> dict:
-    """The run's shared compile caches (fuzz/host/compile_caches.py), set before any launch."""
-    from fuzz.host import compile_caches
-
-    return compile_caches.share()
-
-
 def pytest_runtest_setup(item):
     thread_budget.refresh()  # checks started or ended since the last test: take the new share
 
@@ -157,7 +150,6 @@ def pytest_runtest_setup(item):
 def pytest_configure(config):
     from reference.emulation.select import use_aiter
 
-    share_compile_caches()  # before any launch: Triton reads the variable when it first compiles
     parallel.configure(config)  # -n K: device plan for the workers, scheduler, refuses the benchmarks
     if not parallel.is_xdist_controller(config):  # the controller runs no test: it is not a check
         thread_budget.register("xdist worker" if parallel.worker_id() else "pytest")
@@ -203,7 +195,7 @@ def pytest_report_header(config):
     if parallel.describe(config):
         lines.append(parallel.describe(config))
     if not detect().interpreter:
-        caches = share_compile_caches()
+        caches = compile_caches.share()  # set at this module's import: here only read back
         lines.append(f"mxfp4-fuzz: compile caches (shared with workers): triton {caches['TRITON_CACHE_DIR']}, "
                      f"torch extensions {caches['TORCH_EXTENSIONS_DIR']}")
     if detect().interpreter:
