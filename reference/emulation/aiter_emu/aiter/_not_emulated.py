@@ -85,22 +85,22 @@ def install() -> None:
         sys.meta_path.append(_Finder())
 
 
-def missing_attribute(name: str):
-    """For ``aiter.__getattr__``: the error for a name the emulation lacks."""
-    if name in REAL_NAMES:
-        RAISED.setdefault(f"aiter.{name}")
-        return AiterAttributeNotEmulated(f"uses aiter.{name} (in aiter {COMMIT}), which the emulation does not "
-                                         "have (docs/aiter_emulation.md lists what it has)")
-    return AttributeError(f"module 'aiter' has no attribute {name!r}")
-
-
-def missing_module_name(module: str, name: str):
-    """For a partly emulated module's ``__getattr__``: the error for ``name``. A name real aiter's ``module`` has
-    is recorded in RAISED (a file that catches the failed import and falls back is then marked, as for a module
-    the emulation lacks) and named; ``from module import name`` turns either into Python's ImportError, which
-    provenance reads by the surface list."""
-    if real_name(module, name):
+def _missing(module: str, name: str, real: bool):
+    """The error for ``module.name`` the emulation lacks: one real aiter has (``real``) is recorded in RAISED (a
+    file that catches it and falls back is then marked, as for a module the emulation lacks) and named."""
+    if real:
         RAISED.setdefault(f"{module}.{name}")
         return AiterAttributeNotEmulated(f"uses {module}.{name} (in aiter {COMMIT}), which the emulation does not "
                                          "have (docs/aiter_emulation.md lists what it has)")
     return AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def missing_attribute(name: str):
+    """For ``aiter.__getattr__``: the error for a name the emulation lacks."""
+    return _missing("aiter", name, name in REAL_NAMES)
+
+
+def missing_module_name(module: str, name: str):
+    """For a partly emulated module's ``__getattr__``: the error for ``name``; ``from module import name`` turns
+    either kind into Python's ImportError, which provenance reads by the surface list."""
+    return _missing(module, name, real_name(module, name))
