@@ -190,7 +190,9 @@ def main(argv=None) -> int:
         from fuzz.submission.runner import prelaunch
 
         thread_budget.register("mxfp4-fuzz check")  # now, not at pytest's configure: prelaunch sizes by it
-        prelaunch(args.submission, args.aiter)  # the worker loads the file while pytest starts
+        # the worker loads the file while pytest starts, then runs the runner's prediction on a GPU unless the
+        # user's pytest arguments may select or reorder the verdicts, or a budget may cut the prediction short
+        prelaunch(args.submission, args.aiter, speculate=not extra and not args.budget, timeout=args.timeout)
 
     import pytest
 

@@ -35,19 +35,17 @@ from fuzz.judge.cards import FailureCard
 from fuzz.judge.error_map import difference_map, launch_tiles
 from fuzz.judge.verdicts import accumulation_model, check_product, official_reference, official_verdict
 from fuzz.search.strategies import MAX_SEED, Case
-from fuzz.search.value_streams import runner_case_stream
 from fuzz.submission.budget import BudgetExhausted
 from fuzz.submission.judged import exact_product, judged_inputs
 from fuzz.submission.lane_order import LaneOrderDoubt
 from fuzz.submission.program import Program
+from fuzz.submission.runner_programs import RECHECK_STEP, official_cases, official_program
 from fuzz.submission.provenance import aiter_note, crash_in_stand_in, tier_limit, where_note
 from fuzz.submission.run_records import (atomic_add_kernels, bf16_atomic_adds, count_calls, last_trace,
                                          launch_configs, merge_tier_notes, record_shape_evidence)
 
-OFFICIAL_TESTS = ((8, 2112, 7168, 124), (16, 3072, 1536, 6635), (64, 3072, 1536, 45), (256, 2880, 512, 78))
 CPU_OFFICIAL_N = 128  # the CPU tier keeps the official M, K and seeds and narrows N
-RECHECK_STEP = 13  # the leaderboard's seed increment between timed iterations
-RECHECK_ITERATIONS = 4
+RECHECK_ITERATIONS = 4  # stale_recheck's iterations (the leaderboard mode's are runner_programs')
 OUTPUT_TAIL_LINES = 12
 
 
@@ -273,14 +271,6 @@ def check_loads(ctx: Context) -> Outcome:
                    f"{report.worker_start_seconds:.1f} s, module code {report.exec_seconds * 1000:.0f} ms ({fresh})")
 
 
-def official_program(cases: list) -> Program:
-    program = Program()
-    for i, case in enumerate(cases):  # nothing freed: whether the real allocator reuses addresses between
-        program.build(f"d{i}", case)  # tests is left to chance there; stale_reallocated checks it for sure
-        program.call(f"d{i}", f"y{i}")
-    return program
-
-
 def _expected_now(case: Case) -> torch.Tensor:
     data, _ = judged_inputs(case)
     return official_reference(exact_product(data))
@@ -318,9 +308,8 @@ def prefetch_official_expected(tier: str) -> None:
     take the core the worker loads on."""
     if tier == "cpu" or os.environ.get("MXFP4_FUZZ_PREFETCH", "1") == "0":  # 0: off (A/B timings)
         return
-    stream = runner_case_stream(tier)
-    for m, n, k, seed in OFFICIAL_TESTS:
-        expected_future(Case(m, n, k, seed=seed, stream=stream))
+    for case in official_cases(tier):
+        expected_future(case)
 
 
 def execute_judged(ctx: "Context", program: Program, cases: list) -> tuple:
@@ -422,8 +411,7 @@ def check_official(ctx: Context) -> Outcome:
     then, if that is past it, from a second probe at twice the N: see ``projected_seconds``). A verdict from the
     narrowed shapes alone says so: a pass is a pass at those shapes, and a failure there is not called an
     official FAIL until the runner's shapes confirm it (not run otherwise)."""
-    stream = runner_case_stream(ctx.tier)
-    cases = [Case(m, n, k, seed=seed, stream=stream) for m, n, k, seed in OFFICIAL_TESTS]
+    cases = official_cases(ctx.tier)
     narrowed = None  # (outcome or None, program, shapes) of the narrowed run, where the tier has one
     if ctx.tier == "cpu":
         reduced = [dataclasses.replace(c, n=CPU_OFFICIAL_N) for c in cases]

@@ -32,7 +32,6 @@ from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MOD
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
 # Tests that search again for one verdict's bugs (test name without "test_" -> the verdict they add to)
 FURTHER_SEARCHES = {"correctness_past_known_bugs": "correctness"}
-DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU's first call compiles
 NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
 _ORDER = pytest.StashKey()  # the submission tests' names in the order they run
@@ -393,6 +392,8 @@ class SubmissionSession:
             # helper processes that ran the runner's shapes to compile their kernels ahead (compile_ahead.py)
             "compile_ahead": None if getattr(self.runner, "compile_ahead", None) is None
             else self.runner.compile_ahead.describe(),
+            # the runner's prediction, run by the worker before its verdicts asked (runner.prelaunch)
+            "speculation": dict(getattr(self.runner, "speculation", {})) or None,
             "phases": self.phases(),  # epoch seconds: where the command's seconds went outside the session
             "timings": {
                 "total_seconds": round(time.perf_counter() - self.started, 3),
@@ -547,7 +548,7 @@ def command_started() -> float | None:
 def _start(config) -> SubmissionSession:
     from kernels.platform import detect
     from fuzz.submission.budget import Budget
-    from fuzz.submission.runner import SubmissionRunner
+    from fuzz.submission.runner import DEFAULT_TIMEOUT, SubmissionRunner
 
     tier = detect().tier
     timeout = config.getoption("--submission-timeout") or DEFAULT_TIMEOUT["cpu" if tier == "cpu" else "gpu"]
@@ -704,6 +705,8 @@ class SubmissionReporter:
             write(f"steering    {found.steering.note}")
         if getattr(runner, "compile_ahead", None) is not None:
             write(f"compiled    {runner.compile_ahead.describe()}")
+        if getattr(runner, "describe_speculation", None) is not None and runner.describe_speculation():
+            write(f"speculated  {runner.describe_speculation()}")
         if found.budget.on:
             cut = [v for v in found.budget.cut if v not in FURTHER_SEARCHES]
             uncut = (f"; the runner's prediction ran uncut (a GPU's default), the fuzzed verdicts got "

@@ -32,44 +32,20 @@ import re
 from pathlib import Path
 
 from fuzz.judge.verdicts import official_verdict
-from fuzz.search.strategies import BENCHMARK_TESTS, MAX_SEED, Case
-from fuzz.search.value_streams import runner_case_stream
+from fuzz.search.strategies import BENCHMARK_TESTS, Case
 from fuzz.submission.budget import BudgetExhausted
-from fuzz.submission.checks import (RECHECK_STEP, Context, Outcome, _official_expected, contract_problem,
+from fuzz.submission.checks import (Context, Outcome, _official_expected, contract_problem,
                                     execute_judged, explain_wrong_output, tier_limited_call)
 from fuzz.submission.program import Program
+from fuzz.submission.runner_programs import (NARROWING, Checked, benchmark_program, leaderboard_program, mode_cases,
+                                             narrowed)
 
-TIMED_CALLS = 3  # the runner's minimum of timed calls per benchmark shape
-RECHECK_ITERATIONS = 3  # the runner's minimum of reseeded, rechecked iterations per leaderboard shape
-NARROWING = 16  # the CPU tier's N divisor
 MODE_VERDICTS = {"benchmark": "mode_benchmark", "leaderboard": "mode_leaderboard"}  # verdict = test name
-
-
-@dataclasses.dataclass(frozen=True)
-class Checked:
-    """One call whose output the runner checks: the output's name, its inputs' case, and where it is in words."""
-    out: str
-    case: Case
-    where: str
-
-
-def mode_cases(tier: str, keyed: bool = False) -> list[Case]:
-    """The benchmark shapes with their nominal seeds, N divided by NARROWING on the CPU tier unless the file is
-    ``keyed`` on the runner's N (``runner_n_named``): narrowed, what it keeps for those exact shapes would not run."""
-    narrow = tier == "cpu" and not keyed
-    stream = runner_case_stream(tier)
-    return [Case(m, narrowed(n) if narrow else n, k, seed=seed, stream=stream) for m, n, k, seed in BENCHMARK_TESTS]
 
 
 def keyed_on_runner_n(ctx: Context) -> list[int]:
     """The runner's N values the file writes, where the tier would otherwise narrow them (the CPU tier)."""
     return runner_n_named(Path(ctx.runner.path)) if ctx.tier == "cpu" else []
-
-
-def narrowed(n: int) -> int:
-    """N / NARROWING rounded down to the contract's multiple of 64 (never below 64): a narrowed shape must
-    still be one the file has to serve."""
-    return max(64, n // NARROWING // 64 * 64)
 
 
 def runner_case(case: Case) -> Case:
@@ -127,52 +103,6 @@ def confirm_at_runner_shape(ctx: Context, mode: str, call: Checked, failure: str
     lines, kind = explain_wrong_output(result.tensor(record), full)
     return ctx.outcome(verdict, "fail", f"{confirmed}: {official.summary}", program, full, lines, official=official,
                        failure_class=kind, error_map=official.error_map)
-
-
-def _shape(case: Case) -> str:
-    return f"({case.m},{case.n},{case.k}) seed {case.seed}"
-
-
-def _timed_shape(program: Program, slot: str, case: Case, where: str) -> Checked:
-    """Build ``slot``, the obligatory checked call, TIMED_CALLS unchecked calls on the same object, free."""
-    program.build(slot, case)
-    program.call(slot, f"{slot}_checked")
-    for t in range(TIMED_CALLS):
-        program.call(slot, f"{slot}_timed{t + 1}")
-    program.free(slot)
-    return Checked(f"{slot}_checked", case, f"{where}, call 1 (the obligatory check)")
-
-
-def benchmark_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
-    """The benchmark mode: the warm-up on the first shape, then every shape; -> (program, checked calls)."""
-    program = Program()
-    checked = [_timed_shape(program, "warmup", cases[0], f"warm-up on {_shape(cases[0])}")]
-    for i, case in enumerate(cases):
-        checked.append(_timed_shape(program, f"b{i + 1}", case, f"benchmark shape {i + 1} {_shape(case)}"))
-    return program, checked
-
-
-def leaderboard_program(cases: list[Case]) -> tuple[Program, list[Checked]]:
-    """The leaderboard mode: the warm-up, then per shape the obligatory check and RECHECK_ITERATIONS
-    iterations on inputs regenerated with seed + 13, each output checked; -> (program, checked calls)."""
-    program = Program()
-    checked = [_timed_shape(program, "warmup", cases[0], f"warm-up on {_shape(cases[0])}")]
-    for i, case in enumerate(cases):
-        where = f"benchmark shape {i + 1} ({case.m},{case.n},{case.k})"
-        slot = f"s{i + 1}_0"
-        program.build(slot, case)
-        program.call(slot, f"{slot}_y")
-        checked.append(Checked(f"{slot}_y", case, f"{where} seed {case.seed}, call 1 (the obligatory check)"))
-        for j in range(1, RECHECK_ITERATIONS + 1):
-            again = dataclasses.replace(case, seed=(case.seed + RECHECK_STEP * j) % (MAX_SEED + 1))
-            previous, slot = slot, f"s{i + 1}_{j}"
-            program.build(slot, again)
-            program.free(previous)
-            program.call(slot, f"{slot}_y")
-            checked.append(Checked(f"{slot}_y", again, f"{where} seed {again.seed}, call {j + 1} (recheck "
-                                   f"iteration {j}: seed + {RECHECK_STEP * j})"))
-        program.free(slot)
-    return program, checked
 
 
 def _conditions(ctx: Context, keyed: list[int], at_runner_n: bool = False, skipped: str = "") -> str:

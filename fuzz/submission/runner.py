@@ -36,6 +36,7 @@ TAIL_LINES = 20
 START_TIMEOUT = 300.0  # importing torch, triton and aiter; real aiter may JIT-build on import
 AFTER_HANG_FLOOR = 10.0  # once something hung, later runs get max(this, 3 x the slowest good run)
 KILL_GRACE = 5.0
+EXIT_GRACE = 1.0  # a worker whose answers' pipe closed gets this long to exit with its own code or signal
 # Launches made synchronous, so that a kernel's fault raises at its own launch (CUDA; HIP; ROCm's runtime)
 LOCATE_ENV = {"CUDA_LAUNCH_BLOCKING": "1", "HIP_LAUNCH_BLOCKING": "1", "AMD_SERIALIZE_KERNEL": "3"}
 LOCATE_CAP = 2  # faults located per check
@@ -225,6 +226,9 @@ class Worker:
         _LIVE_WORKERS.add(self)
         self.streams = {out_r: self.stdout, err_r: self.stderr}
         self.pending = b""
+        # the runner's prediction programs this worker runs after its load without being asked, in order,
+        # whose answers it still owes (prelaunch's speculation; the runner takes them in SubmissionRunner.run)
+        self.queued: list = []
 
     def request(self, message: dict, timeout: float, hard_cap: float | None = None,
                 deadline: float | None = None) -> RunResult | dict:
@@ -233,12 +237,17 @@ class Worker:
         return self.receive(timeout, hard_cap, deadline)
 
     def send(self, message: dict) -> None:
-        self.marks = (self.stdout.total, self.stderr.total)
-        self.sent = time.perf_counter()
+        self.expect()
         try:
             os.write(self.request_w, (json.dumps(message) + "\n").encode())
         except BrokenPipeError:
             pass  # it died already: receive() reads the EOF and says how
+
+    def expect(self) -> None:
+        """The next answer's program starts now, at the latest: its output and its time are counted from here
+        (a queued program's own request was sent with the load)."""
+        self.marks = (self.stdout.total, self.stderr.total)
+        self.sent = time.perf_counter()
 
     def receive(self, timeout: float, hard_cap: float | None = None, deadline: float | None = None) -> RunResult | dict:
         """The answer, or the death: killed when ``Patience`` says hung, too slow or past the budget's
@@ -294,6 +303,11 @@ class Worker:
 
     def _death(self, kind: str, marks, patience: Patience, now: float) -> RunResult:
         progress = patience.summary(now)
+        if kind == "crash":  # its answers' pipe closed: it is exiting; killed before it ends, its own code is lost
+            try:
+                self.process.wait(EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
         self.kill()
         self._drain(KILL_GRACE)
         code = self.process.returncode
@@ -335,23 +349,42 @@ def _rated(counters: dict) -> dict:
 
 # torch's error in a forked child of a process that started CUDA's driver (torch.cuda.is_available() does)
 FORK_POISONED = "Cannot re-initialize CUDA in forked subprocess"
-_PRELAUNCHED: dict = {}  # (path, aiter) -> a Worker already loading that file (prelaunch)
+DEFAULT_TIMEOUT = {"cpu": 60.0, "gpu": 300.0}  # seconds without progress; a GPU's first call compiles
+SPECULATE_ENV = "MXFP4_FUZZ_SPECULATE"  # =0: the prelaunched worker waits to be asked (A/B timings)
+_PRELAUNCHED: dict = {}  # (path, aiter) -> (a Worker already loading that file, the folder of its outputs)
 _PRELAUNCHED_AHEAD: dict = {}  # (path, aiter) -> the compile-ahead helpers started with it (a GPU host)
 
 
-def prelaunch(path, aiter: str = "auto") -> None:
+def prelaunch(path, aiter: str = "auto", speculate: bool = False, timeout: float | None = None) -> None:
     """Start the worker for ``path`` now: it imports torch and loads the file while this process imports
     pytest, Hypothesis and the plugin (about half of a short check's wall time on a GPU host). The
     SubmissionRunner for the same file and aiter adopts it as its first worker; the worker finds its
     device itself, as the runner does (``kernels.platform.detect``). Returns at once: a worker forked
-    from the zygote is asked for, not waited for (zygote.py)."""
+    from the zygote is asked for, not waited for (zygote.py).
+
+    ``speculate``: where the worker finds a GPU, it then runs the runner's prediction (official, benchmark
+    and leaderboard mode: runner_programs.PREDICTION) at once, in the order the check asks for them, instead
+    of idling until pytest's session asks (on the H100 host the session started 3.6 to 5.9 s after the
+    command, the worker loaded well before; the prediction then took 5 to 7 s of a 15 s check). The runner
+    takes each answer when its verdict asks for those very steps (``SubmissionRunner._speculated``); the
+    programs are the ones it would have sent, in the same order, each on a fresh module, so the verdicts do
+    not change. Only the command's default run speculates (no pytest arguments that select or reorder
+    tests, a budget that never cuts the prediction); ``timeout``: the check's, for the programs' hang dumps."""
     from fuzz.host import compile_caches
 
     compile_caches.share()  # as pytest's configure will: the first worker compiles into the run's caches
     resolved = str(Path(path).resolve())
+    folder = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")  # the runner adopts it
+    message = {"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)}
     worker = Worker(OUTPUT_CAP)
-    worker.send({"op": "load", "path": resolved, "aiter": aiter, "device": "auto", "task_fallback": str(TASK_FALLBACK)})
-    _PRELAUNCHED[(resolved, aiter)] = worker
+    if speculate and os.environ.get(SPECULATE_ENV, "1") != "0":
+        from fuzz.submission.runner_programs import PREDICTION
+
+        timeout = timeout or DEFAULT_TIMEOUT["gpu"]
+        message.update(then=list(PREDICTION), then_dir=folder.name,
+                       then_options=program_options(timeout))
+    worker.send(message)
+    _PRELAUNCHED[(resolved, aiter)] = (worker, folder)
     # Helpers too, right behind it (the zygote forks in order: the worker first). Their start no longer
     # slows anything that waits: the worker is loaded before pytest's session starts on a GPU host (stop 51,
     # H100: the session at 3.6 to 5.9 s, the worker waited for 0.0 s), and the first official case, compiled
@@ -359,6 +392,15 @@ def prelaunch(path, aiter: str = "auto") -> None:
     ahead = compile_ahead.start(resolved, aiter, str(TASK_FALLBACK), Worker, first=True)
     if ahead is not None:
         _PRELAUNCHED_AHEAD[(resolved, aiter)] = ahead
+
+
+def program_options(timeout: float) -> dict:
+    """A run request's options that follow from the program's timeout: the worker's hang dump and reports."""
+    return {"hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)}
+
+
+def device_faulted(answer: dict) -> bool:
+    return any(r.get("exception", {}).get("device_fault") for r in answer.get("records", []))
 
 
 class SubmissionRunner:
@@ -382,7 +424,9 @@ class SubmissionRunner:
         self.env = env  # variables the worker gets on top of this process's (e.g. MXFP4_FUZZ_BATCHED=0)
         self.worker: Worker | None = None
         # started after a death (so the next run need not wait for imports), or by prelaunch before this runner
-        self.standby: Worker | None = _PRELAUNCHED.pop((self.path, aiter), None)
+        self.standby, prelaunched_folder = _PRELAUNCHED.pop((self.path, aiter), (None, None))
+        self.speculated: dict = {}  # program key -> (name, a queued program's answer, taken before its verdict asked)
+        self.speculation = {"queued": [], "taken": [], "dropped": []}  # names of the worker's unasked programs
         # started by prelaunch with the standby, else once the file loaded (load)
         self.compile_ahead: compile_ahead.CompileAhead | None = _PRELAUNCHED_AHEAD.pop((self.path, aiter), None)
         self.load_report: LoadReport | None = None
@@ -400,7 +444,7 @@ class SubmissionRunner:
         self.runner_shape_seconds: dict | None = None
         self.runner_shapes_unaffordable = ""  # why the official check did not run the runner's shapes (the CPU tier)
         self.restarts = 0
-        self.temp = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
+        self.temp = prelaunched_folder or tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
         self.run_count = 0
         self.deaths: dict = {}  # program -> the RunResult of its crash or timeout
         # The time budget (budget.py): the current verdict's deadline; after it, a program is answered from
@@ -451,6 +495,9 @@ class SubmissionRunner:
         answer = self.worker.receive(START_TIMEOUT)
         self.start_seconds += time.perf_counter() - waited
         elapsed = time.perf_counter() - self.worker.sent
+        # the programs the worker runs next without being asked, as its load answer names them (worker.py)
+        self.worker.queued = list(answer.get("speculating", [])) if isinstance(answer, dict) else []
+        self.speculation["queued"] += self.worker.queued
         if isinstance(answer, RunResult):
             self._discard_worker()
             return LoadReport(False, worker_start_seconds=elapsed, death=answer)
@@ -556,6 +603,50 @@ class SubmissionRunner:
             first["located"] = ("not located: with launches made synchronous the program "
                                 + ("did not fault at the same call" if again is not None else "could not run"))
 
+    def _speculated(self, key: str, timeout: float, hard_cap: float) -> RunResult | dict | None:
+        """The answer of a program the worker ran before it was asked (``prelaunch``), for the program ``key``,
+        or None when it ran no such program. Answers come in the order the worker ran them: those of queued
+        programs before this one are kept for when their verdicts ask. A queued program is the first in line
+        for the worker, so asking for anything else first waits for the queue (in a check the verdicts ask in
+        the queue's order; a failing official verdict's further programs wait for the modes, which run next
+        anyway). A death or a fault ends the queue with the worker; a program it ran for nobody is dropped,
+        and run afresh if a verdict asks for it."""
+        if key in self.speculated:
+            name, answer = self.speculated.pop(key)
+            self.speculation["taken"].append(name)
+            return answer
+        if self.load_report is None:
+            self.load()  # its answer comes first, and names the programs queued behind it
+        while self.worker is not None and self.worker.queued:
+            from kernels.platform import detect
+            from fuzz.submission.runner_programs import prediction_steps
+
+            name = self.worker.queued.pop(0)
+            theirs = json.dumps(prediction_steps(name, detect().tier), sort_keys=True)
+            self.worker.expect()
+            answer = self.worker.receive(timeout, hard_cap, self.kill_at if self.deadline is not None else None)
+            if theirs == key:
+                self.speculation["taken"].append(name)
+                return answer
+            if isinstance(answer, RunResult) or "internal" in answer or device_faulted(answer):
+                why = answer.kind if isinstance(answer, RunResult) else "internal" if "internal" in answer else "fault"
+                self.speculation["dropped"] += [f"{name} ({why})", *self.worker.queued]
+                self._replace_dead_worker()
+                return None
+            self.speculated[theirs] = (name, answer)
+        return None
+
+    def describe_speculation(self) -> str:
+        """What the worker ran before it was asked, and what the verdicts took of it; empty when nothing."""
+        queued = self.speculation["queued"]
+        if not queued:
+            return ""
+        text = (f"the worker ran {', '.join(queued)} right after its load, before the verdicts asked; "
+                f"{len(self.speculation['taken'])} of {len(queued)} taken")
+        if self.speculation["dropped"]:
+            text += f"; dropped with the worker: {', '.join(self.speculation['dropped'])}"
+        return text
+
     def _budget_gate(self, key: str) -> RunResult | None:
         """A result already seen for this program once the deadline is near, else None to run it; raises
         BudgetExhausted when it would not end in time."""
@@ -580,27 +671,30 @@ class SubmissionRunner:
         key = json.dumps(steps, sort_keys=True)
         if key in self.deaths:
             return self.deaths[key]
-        seen = self._budget_gate(key)
-        if seen is not None:
-            return seen
-        report = self.load()
-        if not report.ok:
-            raise RuntimeError(f"the submission did not load: {report.describe_error()}")
-        if self.worker is None:
-            self.restarts += 1
-            restarted = self._start()
-            if not restarted.ok:
-                raise RuntimeError(f"the submission no longer loads: {restarted.describe_error()}")
         timeout = timeout if timeout is not None else self.current_timeout()
         hard_cap = max(self.hard_cap, timeout) if self.hard_cap > self.timeout else timeout
-        self.run_count += 1
-        out_dir = os.path.join(self.temp.name, f"run{self.run_count}")
-        os.makedirs(out_dir)
-        answer = self.worker.request(
-            {"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
-             "hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)},
-            timeout, hard_cap, self.kill_at if self.deadline is not None else None)
-        self._profile(wall=time.perf_counter() - self.worker.sent, died=isinstance(answer, RunResult))
+        waited = time.perf_counter()  # a speculated answer: the program's wall time here is the wait for it
+        answer = self._speculated(key, timeout, hard_cap)
+        if answer is None:
+            seen = self._budget_gate(key)
+            if seen is not None:
+                return seen
+            report = self.load()
+            if not report.ok:
+                raise RuntimeError(f"the submission did not load: {report.describe_error()}")
+            if self.worker is None:
+                self.restarts += 1
+                restarted = self._start()
+                if not restarted.ok:
+                    raise RuntimeError(f"the submission no longer loads: {restarted.describe_error()}")
+            self.run_count += 1
+            out_dir = os.path.join(self.temp.name, f"run{self.run_count}")
+            os.makedirs(out_dir)
+            answer = self.worker.request({"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
+                                          **program_options(timeout)},
+                                         timeout, hard_cap, self.kill_at if self.deadline is not None else None)
+            waited = self.worker.sent
+        self._profile(wall=time.perf_counter() - waited, died=isinstance(answer, RunResult))
         if isinstance(answer, RunResult) and answer.kind == "budget":
             self._replace_dead_worker()
             raise BudgetExhausted(self.verdict, f"a program was ended at the time budget's deadline after "
@@ -623,12 +717,12 @@ class SubmissionRunner:
         result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
                            progress=_rated(answer.get("counters", {})), timing=answer.get("timing", {}),
                            **answer["_output"])
-        self._profile(wall=time.perf_counter() - self.worker.sent, timing=result.timing)
+        self._profile(wall=time.perf_counter() - waited, timing=result.timing)
         self.slow_runs += bool(result.slow_note())
         reload_error = answer["records"][0].get("error")
         if reload_error:
             raise RuntimeError(f"the submission no longer loads: {reload_error['type']}: {reload_error['message']}")
-        if any(r.get("exception", {}).get("device_fault") for r in result.records):
+        if device_faulted(answer):
             self._replace_dead_worker()  # the GPU context is unusable after a fault
             self._locate_fault(steps, result, timeout)
         else:

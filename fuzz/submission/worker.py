@@ -461,18 +461,57 @@ def main(argv=None) -> None:
 
     session_holder: dict = {}
     parent = os.getpid()
-    for line in requests:
-        request = json.loads(line)
+    queued: list = []  # requests this worker makes itself after its load (speculated), before reading more
+    while True:
+        if queued:
+            request = queued.pop(0)
+        else:
+            line = requests.readline()
+            if not line:
+                break
+            request = json.loads(line)
         try:
             response = handle(session_holder, request, report)
         except Exception:  # our own bug, not the submission's: say so plainly
             response = {"ok": False, "internal": traceback.format_exc()}
+        if request["op"] == "load":
+            try:
+                queued = speculated_requests(request, response)
+            except Exception:  # ours: nothing is speculated, and the answer says so
+                queued = []
+            response["speculating"] = [r["speculated"] for r in queued]  # the answers the runner is to expect
+        elif request.get("speculated") and response is not None and (
+                "internal" in response or any(r.get("exception", {}).get("device_fault")
+                                              for r in response.get("records", []))):
+            queued = []  # the runner drops the worker after either (runner.SubmissionRunner._speculated)
         if response is not None:
             send(response)
         if os.getpid() != parent:  # a forked child has answered its one program
             responses.flush()
             os._exit(0)
     process_tree.exit_now(0)  # the runner closed the requests: it waits for this exit, not for a teardown
+
+
+def speculated_requests(load: dict, answer: dict) -> list:
+    """The runner's prediction programs this worker runs right after its load, before anyone asks
+    (``runner.prelaunch``): the ones the load named (``then``), built for this host's tier by the builder
+    the verdicts use, answered in order like any request. Only after a load that succeeded on a GPU: the
+    CPU tier narrows the official shapes first and shares its time by the budget (the runner mirrors this
+    condition to know which answers are coming)."""
+    names = load.get("then") or []
+    if not names or not answer.get("ok") or answer.get("device", "cpu") == "cpu":
+        return []
+    from kernels.platform import detect
+    from fuzz.submission.runner_programs import prediction_steps
+
+    tier = detect().tier
+    requests = []
+    for name in names:
+        out_dir = os.path.join(load["then_dir"], f"speculated-{name}")
+        os.makedirs(out_dir, exist_ok=True)
+        requests.append({"op": "run", "steps": [{"do": "reload"}, *prediction_steps(name, tier)], "out_dir": out_dir,
+                         "speculated": name, **load.get("then_options", {})})
+    return requests
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fuzz.search.strategies import BENCHMARK_SHAPES, BENCHMARK_TESTS, Case
-from fuzz.submission import checks, leaderboard_gate, outlook, prediction
+from fuzz.submission import checks, leaderboard_gate, outlook, prediction, runner_programs
 from fuzz.testing.explicit_plan import EXAMPLES, TIER, run_plan
 from fuzz.submission.plugin import VerdictRecord
 from fuzz.submission.runner import SubmissionRunner
@@ -100,18 +100,18 @@ def test_the_page_opens_with_the_prediction_and_the_many_file_table_has_its_colu
 
 def test_the_modes_are_the_runner_s_programs():
     assert BENCHMARK_SHAPES == tuple(t[:3] for t in BENCHMARK_TESTS) and BENCHMARK_TESTS[0] == (4, 2880, 512, 4565)
-    cases = prediction.mode_cases("gpu")
-    program, checked = prediction.benchmark_program(cases)
+    cases = runner_programs.mode_cases("gpu")
+    program, checked = runner_programs.benchmark_program(cases)
     calls = [step for step in program.steps if step["do"] == "call"]
-    assert len(checked) == 7 and len(calls) == 7 * (1 + prediction.TIMED_CALLS)
+    assert len(checked) == 7 and len(calls) == 7 * (1 + runner_programs.TIMED_CALLS)
     assert [c.case for c in checked] == [cases[0]] + cases  # the warm-up is the first benchmark shape
-    program, checked = prediction.leaderboard_program(cases)
-    assert len(checked) == 1 + 6 * (1 + prediction.RECHECK_ITERATIONS)
+    program, checked = runner_programs.leaderboard_program(cases)
+    assert len(checked) == 1 + 6 * (1 + runner_programs.RECHECK_ITERATIONS)
     assert [c.case.seed for c in checked[1:5]] == [4565, 4578, 4591, 4604]  # seed + 13 every iteration
     kinds = [step["do"] for step in program.steps]
     first = kinds.index("build", kinds.index("free"))  # shape 1's first build after the warm-up
     assert kinds[first:first + 5] == ["build", "call", "build", "free", "call"]  # the new tuple, then the old freed
-    assert {c.n for c in prediction.mode_cases("cpu")} == {128, 256, 448, 192}  # N / 16 to a multiple of 64, shapes kept apart
+    assert {c.n for c in runner_programs.mode_cases("cpu")} == {128, 256, 448, 192}  # N / 16 to a multiple of 64, shapes kept apart
 
 
 # -- the examples -------------------------------------------------------------------------------------
@@ -214,8 +214,8 @@ def test_a_file_keyed_on_the_runners_n_runs_its_modes_there(tmp_path):
 
 def test_a_keyed_mode_is_projected_from_the_official_checks_calls():
     """The mode at the runner's N costs its builds and calls at the official check's per-step seconds."""
-    program, _ = prediction.benchmark_program(prediction.mode_cases("cpu", keyed=True))
-    assert {c.n for c in prediction.mode_cases("cpu", keyed=True)} == {2880, 2112, 4096, 7168, 3072}
+    program, _ = runner_programs.benchmark_program(runner_programs.mode_cases("cpu", keyed=True))
+    assert {c.n for c in runner_programs.mode_cases("cpu", keyed=True)} == {2880, 2112, 4096, 7168, 3072}
 
     class Runner:
         runner_shape_seconds = None
@@ -230,7 +230,7 @@ def test_the_runners_shapes_draw_on_the_gpu_there_and_from_mt19937_on_the_cpu_ti
     """On a GPU the runner's cases use the counter stream, drawn on the device (mt19937 draws on the host: 3 to
     5 s of an H100 check went to the runner's inputs); the CPU tier keeps mt19937. Shapes and seeds are the same."""
     from fuzz.search.value_streams import LEGACY_STREAM
-    from fuzz.submission.prediction import mode_cases
+    from fuzz.submission.runner_programs import mode_cases
 
     cpu, gpu = mode_cases("cpu", keyed=True), mode_cases("nvidia")
     assert {c.stream for c in cpu} == {LEGACY_STREAM} and {c.stream for c in gpu} == {"counter"}
