@@ -229,6 +229,7 @@ class Worker:
         # the runner's prediction programs this worker runs after its load without being asked, in order,
         # whose answers it still owes (prelaunch's speculation; the runner takes them in SubmissionRunner.run)
         self.queued: list = []
+        self.speculation_dirs: dict = {}  # name -> the out_dir of a program it may queue (its outputs and prints)
 
     def request(self, message: dict, timeout: float, hard_cap: float | None = None,
                 deadline: float | None = None) -> RunResult | dict:
@@ -381,7 +382,8 @@ def prelaunch(path, aiter: str = "auto", speculate: bool = False, timeout: float
         from fuzz.submission.runner_programs import PREDICTION
 
         timeout = timeout or DEFAULT_TIMEOUT["gpu"]
-        message.update(then=list(PREDICTION), then_dir=folder.name,
+        worker.speculation_dirs = {name: os.path.join(folder.name, f"speculated-{name}") for name in PREDICTION}
+        message.update(then=[{"name": name, "out_dir": out_dir} for name, out_dir in worker.speculation_dirs.items()],
                        then_options=program_options(timeout))
     worker.send(message)
     _PRELAUNCHED[(resolved, aiter)] = (worker, folder)
@@ -397,6 +399,30 @@ def prelaunch(path, aiter: str = "auto", speculate: bool = False, timeout: float
 def program_options(timeout: float) -> dict:
     """A run request's options that follow from the program's timeout: the worker's hang dump and reports."""
     return {"hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)}
+
+
+def own_output(answer, folder: str):
+    """A speculated program's answer (or death) with what it printed: the files the worker sent fds 1 and 2
+    to while it ran (worker.own_output), the last OUTPUT_CAP bytes of each, as a CappedBuffer keeps them."""
+    texts, written, dropped = [], 0, 0
+    for name in ("stdout", "stderr"):
+        try:
+            with open(os.path.join(folder, name), "rb") as file:
+                size = file.seek(0, os.SEEK_END)
+                file.seek(max(0, size - OUTPUT_CAP))
+                data = file.read()
+        except OSError:  # it died before the file was made
+            size, data = 0, b""
+        texts.append(data.decode("utf-8", "replace"))
+        written += size
+        dropped += size - len(data)
+    output = {"stdout": texts[0], "stderr": texts[1], "output_bytes": written, "output_dropped": dropped}
+    if isinstance(answer, RunResult):
+        for field_name, value in output.items():
+            setattr(answer, field_name, value)
+    else:
+        answer["_output"] = output
+    return answer
 
 
 def device_faulted(answer: dict) -> bool:
@@ -625,6 +651,7 @@ class SubmissionRunner:
             theirs = json.dumps(prediction_steps(name, detect().tier), sort_keys=True)
             self.worker.expect()
             answer = self.worker.receive(timeout, hard_cap, self.kill_at if self.deadline is not None else None)
+            answer = own_output(answer, self.worker.speculation_dirs[name])
             if theirs == key:
                 self.speculation["taken"].append(name)
                 return answer

@@ -22,6 +22,7 @@ placed in a model of PyTorch's caching allocator (``allocator.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import gc
 import importlib.util
@@ -471,7 +472,11 @@ def main(argv=None) -> None:
                 break
             request = json.loads(line)
         try:
-            response = handle(session_holder, request, report)
+            if request.get("speculated"):
+                with own_output(request["out_dir"]):
+                    response = handle(session_holder, request, report)
+            else:
+                response = handle(session_holder, request, report)
         except Exception:  # our own bug, not the submission's: say so plainly
             response = {"ok": False, "internal": traceback.format_exc()}
         if request["op"] == "load":
@@ -498,20 +503,43 @@ def speculated_requests(load: dict, answer: dict) -> list:
     the verdicts use, answered in order like any request. Only after a load that succeeded on a GPU: the
     CPU tier narrows the official shapes first and shares its time by the budget (the runner mirrors this
     condition to know which answers are coming)."""
-    names = load.get("then") or []
-    if not names or not answer.get("ok") or answer.get("device", "cpu") == "cpu":
+    queued = load.get("then") or []
+    if not queued or not answer.get("ok") or answer.get("device", "cpu") == "cpu":
         return []
     from kernels.platform import detect
     from fuzz.submission.runner_programs import prediction_steps
 
     tier = detect().tier
     requests = []
-    for name in names:
-        out_dir = os.path.join(load["then_dir"], f"speculated-{name}")
-        os.makedirs(out_dir, exist_ok=True)
-        requests.append({"op": "run", "steps": [{"do": "reload"}, *prediction_steps(name, tier)], "out_dir": out_dir,
-                         "speculated": name, **load.get("then_options", {})})
+    for entry in queued:
+        os.makedirs(entry["out_dir"], exist_ok=True)
+        requests.append({"op": "run", "steps": [{"do": "reload"}, *prediction_steps(entry["name"], tier)],
+                         "out_dir": entry["out_dir"], "speculated": entry["name"], **load.get("then_options", {})})
     return requests
+
+
+SPECULATED_OUTPUT = ("stdout", "stderr")  # files in a speculated program's out_dir: what fds 1 and 2 got
+
+
+@contextlib.contextmanager
+def own_output(folder: str):
+    """fds 1 and 2 into files of ``folder`` while a speculated program runs: the runner reads its answer
+    whenever its verdict asks, seconds later maybe, when the pipes hold what the next programs printed too;
+    the files are this program's alone (a faulthandler dump of a crash or a hang included)."""
+    flush_output()
+    saved = [os.dup(1), os.dup(2)]
+    files = [os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+             for name in SPECULATED_OUTPUT]
+    try:
+        for fd, target in zip(files, (1, 2)):
+            os.dup2(fd, target)
+        yield
+    finally:
+        flush_output()
+        for fd, target in zip(saved, (1, 2)):
+            os.dup2(fd, target)
+        for fd in (*saved, *files):
+            os.close(fd)
 
 
 if __name__ == "__main__":

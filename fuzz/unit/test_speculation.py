@@ -47,11 +47,17 @@ FAKE_WORKER = textwrap.dedent("""
         if request["op"] == "load":
             plan = request.get("plan", {})
             queued = [] if plan.get("refuse") else request.get("then", [])
-            responses.write(json.dumps({"ok": True, "device": "cuda", "speculating": queued}) + "\\n")
+            responses.write(json.dumps({"ok": True, "device": "cuda",
+                                        "speculating": [e["name"] for e in queued]}) + "\\n")
             responses.flush()
-            for name in queued:
+            for entry in queued:  # what a queued program prints goes to its own files (worker.own_output)
+                name, folder = entry["name"], entry["out_dir"]
+                os.makedirs(folder, exist_ok=True)
+                print(f"on the pipe while {name} ran", flush=True)
                 if name in plan.get("crash", []):
+                    open(os.path.join(folder, "stderr"), "w").write(f"dump of {name}")
                     sys.exit(9)
+                open(os.path.join(folder, "stdout"), "w").write(f"printed by {name}")
                 answer(name)
         else:
             answer("asked")
@@ -79,7 +85,9 @@ def fake(tmp_path, monkeypatch):
 
         worker = Worker(4096, command=command)
         folder = tempfile.TemporaryDirectory(prefix="mxfp4-fuzz-submission-")
-        worker.send({"op": "load", "then": list(PREDICTION), "then_dir": folder.name, "plan": plan or {}})
+        worker.speculation_dirs = {name: f"{folder.name}/speculated-{name}" for name in PREDICTION}
+        worker.send({"op": "load", "then": [{"name": n, "out_dir": d} for n, d in worker.speculation_dirs.items()],
+                     "plan": plan or {}})
         runner_module._PRELAUNCHED[(str(EXAMPLE), "auto")] = (worker, folder)
         runner = SubmissionRunner(EXAMPLE, timeout=30.0)
         made.append(runner)
@@ -105,7 +113,9 @@ def which(result: RunResult) -> tuple:
 def test_each_verdict_takes_the_answer_of_its_own_program_and_nothing_runs_twice(fake):
     runner = fake()
     assert runner.load().ok
-    assert [which(runner.run(steps(name))) for name in PREDICTION] == [(name, 1) for name in PREDICTION]
+    answers = [runner.run(steps(name)) for name in PREDICTION]
+    assert [which(answer) for answer in answers] == [(name, 1) for name in PREDICTION]
+    assert [answer.stdout for answer in answers] == [f"printed by {name}" for name in PREDICTION]  # not the pipe's
     assert which(runner.run(OTHER)) == ("asked", 2)  # the first request after the load
     assert runner.speculation == {"queued": list(PREDICTION), "taken": list(PREDICTION), "dropped": []}
     assert "3 of 3 taken" in runner.describe_speculation()
@@ -123,7 +133,7 @@ def test_a_queued_programs_crash_is_its_own_verdicts_death(fake):
     runner = fake({"crash": ["benchmark"]})
     assert which(runner.run(steps("official"))) == ("official", 1)
     died = runner.run(steps("benchmark"))
-    assert died.kind == "crash" and died.exit_code == 9
+    assert died.kind == "crash" and died.exit_code == 9 and died.stderr == "dump of benchmark"
     assert runner.run(steps("benchmark")) is died  # a program that died is not run again
     # the leaderboard program was never run: asked for, it runs on the replacement worker
     assert which(runner.run(steps("leaderboard"))) == ("asked", 2)
@@ -146,7 +156,8 @@ def test_a_worker_that_queued_nothing_is_asked_as_before(fake):
 
 
 def test_the_worker_queues_the_verdicts_own_programs_only_after_a_load_that_found_a_gpu(tmp_path):
-    load = {"op": "load", "then": list(PREDICTION), "then_dir": str(tmp_path), "then_options": {"report_every": 0.5}}
+    load = {"op": "load", "then": [{"name": name, "out_dir": str(tmp_path / name)} for name in PREDICTION],
+            "then_options": {"report_every": 0.5}}
     assert worker_module.speculated_requests(load, {"ok": True, "device": "cpu"}) == []
     assert worker_module.speculated_requests(load, {"ok": False, "error": {}}) == []
     assert worker_module.speculated_requests({"op": "load"}, {"ok": True, "device": "cuda"}) == []
@@ -154,8 +165,21 @@ def test_the_worker_queues_the_verdicts_own_programs_only_after_a_load_that_foun
     assert [r["speculated"] for r in queued] == list(PREDICTION)
     for request in queued:
         assert request["steps"] == [{"do": "reload"}, *steps(request["speculated"])]
-        assert Path(request["out_dir"]).is_dir() and request["report_every"] == 0.5
+        assert request["out_dir"] == str(tmp_path / request["speculated"]) and Path(request["out_dir"]).is_dir()
+        assert request["report_every"] == 0.5
     assert json.dumps(queued)  # a request goes through the same JSON as any other
+
+
+def test_a_speculated_programs_prints_go_to_its_own_files(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setattr(sys, "stdout", os.fdopen(1, "w", closefd=False))  # as in the worker: fd 1, buffered
+    with worker_module.own_output(str(tmp_path)):
+        print("from python")  # still in the buffer when fd 1 goes back: flushed into the file first
+        os.write(1, b"from fd 1")
+        os.write(2, b"from fd 2")
+    printed = (tmp_path / "stdout").read_text()
+    assert "from python" in printed and "from fd 1" in printed and (tmp_path / "stderr").read_text() == "from fd 2"
 
 
 def test_the_verdicts_build_their_programs_with_the_shared_builder():
