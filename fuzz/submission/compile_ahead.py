@@ -133,14 +133,15 @@ class CompileAhead:
     def finished(self) -> bool:
         return not any(thread.is_alive() for thread in self.threads)
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
         """End every helper still running (their threads then end on the closed pipes) and remove their
-        outputs."""
+        outputs. ``wait`` False: killed, not waited for (the check's end: see SubmissionRunner.close)."""
         self.stopping = True
         for worker in self.workers:
-            worker.kill()
-        for thread in self.threads:
-            thread.join(timeout=5.0)
+            worker.kill(wait)
+        if wait:
+            for thread in self.threads:
+                thread.join(timeout=5.0)
         self.folder.cleanup()
 
     def describe(self) -> str:

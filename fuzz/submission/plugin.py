@@ -83,6 +83,7 @@ class VerdictRecord:
     error_text: str = ""  # its whole text (capped): the traceback a bug report needs
     cut_short: str = ""  # why the time budget ended the verdict's search early ("" when it did not)
     steered: int = 0  # drawn cases moved inside the shapes the file accepts (steering.py)
+    compiled_shapes: int = 0  # drawn cases moved to a shape already compiled, for time (a compiled tier)
     fallback: str = ""  # why the verdict judged a fallback, not what the runner runs (mark_hip_fallback)
     ours: str = ""  # a bug of ours broke the check (runner.WorkerBug): ERROR, never the file's FAIL
 
@@ -145,6 +146,8 @@ class VerdictRecord:
             skipped = f", {self.inconclusive} inconclusive" if self.inconclusive else ""
             cut = f" (cut short by the time budget: {self.cut_short})" if self.cut_short else ""
             moved = f", {self.steered} steered to accepted shapes" if self.steered else ""
+            moved += (f", {self.compiled_shapes} at shapes already compiled (no time left to compile a new one)"
+                      if self.compiled_shapes else "")
             return f"{self.examples} examples{skipped}{moved}{cut}; last: {latest.summary}"
         return latest.summary
 
@@ -152,7 +155,7 @@ class VerdictRecord:
         return {
             "verdict": self.verdict, "status": self.status, "summary": self.line(), "examples": self.examples,
             "inconclusive": self.inconclusive, "seconds": round(self.seconds, 3), "cut_short": self.cut_short,
-            "steered": self.steered,
+            "steered": self.steered, "compiled_shapes": self.compiled_shapes,
             "failure": None if self.failing is None or self.outcome != "failed" else self.failing.to_json(),
             "card_text": "" if self.failing is None or self.outcome != "failed" else self.failing.render(),
             "failures": [] if self.outcome != "failed" else [o.to_json() for o in self.failures.values()],
@@ -214,6 +217,7 @@ class SubmissionSession:
         self.test_ended: dict = {}  # test name -> when it ended, seconds after the budget's start (the time profile)
         # draws moved to the shapes the file answers (a session without a runner: unit tests of the plugin)
         self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
+        self.moved_for_time: dict = {}  # (test, drawn case) -> the case it ran as, at a shape already compiled
 
     def begin(self, test: str) -> None:
         """The test of verdict (or further search) ``test`` begins: its share of the time budget. The runner's
@@ -351,12 +355,30 @@ class SubmissionSession:
             if isinstance(arg, Case):
                 moved, was_moved = self.steering(test, arg)
                 self.record(FURTHER_SEARCHES.get(test, test)).steered += was_moved
-                return moved
+                return self._compiled_shape(test, moved)
             if isinstance(arg, list):
                 return [one(a) for a in arg]
             return arg
 
         return tuple(one(a) for a in args)
+
+    def _compiled_shape(self, test: str, case):
+        """On a compiled tier, ``case`` at a shape already run (steering.nearest_run_shape) when the verdict's
+        time left has no room for compiling a new one (budget.NEW_SHAPE_SECONDS); the same draw moved the same
+        way ever after, so Hypothesis replays it into the same case."""
+        from fuzz.submission.budget import NEW_SHAPE_SECONDS
+        from fuzz.submission.steering import NEVER_MOVED_FOR_TIME, nearest_run_shape
+
+        if not getattr(self.runner, "compiles", False) or test in NEVER_MOVED_FOR_TIME:
+            return case
+        key = (test, case)
+        if key not in self.moved_for_time:  # decided once, by the time left then: a replay runs the same case
+            deadline = getattr(self.runner, "deadline", None)
+            roomy = deadline is None or deadline - time.perf_counter() >= NEW_SHAPE_SECONDS
+            self.moved_for_time[key] = case if roomy else nearest_run_shape(case, self.runner.shapes_run) or case
+        moved = self.moved_for_time[key]
+        self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += moved is not case
+        return moved
 
     def context(self):
         from fuzz.submission.checks import Context
@@ -666,7 +688,7 @@ class SubmissionReporter:
             self.config.workeroutput[WORKEROUTPUT_KEY] = json.loads(text)
         else:
             self.report_path.write_text(text + "\n")
-        found.runner.close()
+        found.runner.close(wait=False)  # nothing more is asked of its processes: killed, not waited for
 
     def pytest_terminal_summary(self, terminalreporter):
         found = _session(self.config)

@@ -24,10 +24,11 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzz.host import profiling
 from fuzz.submission import compile_ahead, zygote
-from fuzz.submission.budget import BudgetExhausted
+from fuzz.submission.budget import NEW_SHAPE_SECONDS, BudgetExhausted
 from fuzz.submission.patience import Patience
-from fuzz.submission.steering import ShapeEvidence
+from fuzz.submission.steering import ShapeEvidence, shape_key
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding fuzz/ and reference/
 TASK_FALLBACK = PACKAGE_ROOT / "fuzz" / "examples" / "task.py"
@@ -321,20 +322,26 @@ class Worker:
                 result.exit_code = code
         return result
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
         _kill_if_running(self.process)
+        if not wait:
+            return
         try:
             self.process.wait(KILL_GRACE)
         except subprocess.TimeoutExpired:
             pass
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """End the worker: at the end of its requests, waited for (its exit handlers run: a profile is
+        written); ``wait`` False: killed at once, not waited for (a GPU worker's exit tears down its CUDA
+        context first, and nobody needs its exit code)."""
         try:
             os.close(self.request_w)  # the worker's request loop ends at EOF
-            self.process.wait(KILL_GRACE)
+            if wait:
+                self.process.wait(KILL_GRACE)
         except (OSError, subprocess.TimeoutExpired):
             pass
-        self.kill()
+        self.kill(wait)
         for fd in (self.response_r, *self.streams):
             try:
                 os.close(fd)
@@ -480,6 +487,9 @@ class SubmissionRunner:
         self.verdict = ""
         self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
+        # (M, N, K, layout) of every case a good program built: on a compiled tier their kernels are compiled
+        self.shapes_run: set = set()
+        self.compiles = self.device != "cpu"  # programs compile the file's kernels here (Triton interprets on the CPU)
         # verdict -> programs run, their wall time here, and the worker's seconds by step kind (reload: the
         # module executed afresh; build: inputs; call: the file's code; interpreted: inside Triton's interpreter)
         self.profile: dict = {}
@@ -555,12 +565,18 @@ class SubmissionRunner:
         if self.standby is None:
             self.standby = self._launch()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """End the workers and helpers and remove the run's files. ``wait`` False (the check's end, its report
+        written): every process is killed and not waited for, unless profiles are being written (their exit
+        handlers write them): on the H100 host 0.3 to 0.6 s passed between the report and the command's end."""
+        wait = wait or bool(os.environ.get(profiling.PROFILE_DIR_ENV))
         if self.compile_ahead is not None:
-            self.compile_ahead.stop()
-        self._discard_worker()
+            self.compile_ahead.stop(wait)
+        if self.worker is not None:
+            self.worker.close(wait)
+            self.worker = None
         if self.standby is not None:
-            self.standby.close()
+            self.standby.close(wait)
             self.standby = None
         self.temp.cleanup()
 
@@ -674,14 +690,22 @@ class SubmissionRunner:
             text += f"; dropped with the worker: {', '.join(self.speculation['dropped'])}"
         return text
 
-    def _budget_gate(self, key: str) -> RunResult | None:
+    def new_shapes(self, steps: list) -> list:
+        """The shapes ``steps`` build that no good program built yet (steering.shape_key)."""
+        return [shape_key(s["case"]) for s in steps if s.get("do") in ("build", "write")
+                and shape_key(s["case"]) not in self.shapes_run]
+
+    def _budget_gate(self, key: str, steps: list) -> RunResult | None:
         """A result already seen for this program once the deadline is near, else None to run it; raises
-        BudgetExhausted when it would not end in time."""
+        BudgetExhausted when it would not end in time. On a compiled tier a program at a shape nothing ran
+        yet is estimated at no less than NEW_SHAPE_SECONDS (its kernels compile first)."""
         if self.deadline is None:
             return None
         now = time.perf_counter()
         recent = sorted(self.durations.get(self.verdict, []))
         estimate = recent[len(recent) // 2] if recent else 0.0
+        if self.compiles and self.new_shapes(steps):
+            estimate = max(estimate, NEW_SHAPE_SECONDS)
         if now + estimate <= self.deadline:
             return None
         if key in self.seen:
@@ -703,7 +727,7 @@ class SubmissionRunner:
         waited = time.perf_counter()  # a speculated answer: the program's wall time here is the wait for it
         answer = self._speculated(key, timeout, hard_cap)
         if answer is None:
-            seen = self._budget_gate(key)
+            seen = self._budget_gate(key, steps)
             if seen is not None:
                 return seen
             report = self.load()
@@ -754,6 +778,7 @@ class SubmissionRunner:
             self._locate_fault(steps, result, timeout)
         else:
             self.slowest_good_run = max(self.slowest_good_run, result.seconds)
+            self.shapes_run.update(self.new_shapes(steps))
         if self.deadline is not None:
             self.seen[key] = result
             while len(self.seen) > SEEN_CAP:

@@ -13,10 +13,16 @@ The refusal itself is contract evidence and stays where it was judged (contract,
 never steered). A drawn case is moved by the rules known when it is first seen, and the same draw is
 moved the same way ever after (``Steering``), so Hypothesis replays an example into the same case. Weak spot, stated: a rule is an explanation of what was seen, not a proof of the
 file's condition; a file refusing for a reason no simple rule states is not steered.
+
+On a compiled tier a drawn shape nothing has run yet compiles the file's kernels for it first: 1.5 to 2.7 s
+on the H100 host (stop 51), where a GPU check's fuzzed verdicts share about 3 s. ``nearest_run_shape`` moves
+such a case to the nearest shape a program already ran (the runner's shapes, earlier examples) when the
+verdict's time left has no room for a compile (the session decides: plugin.SubmissionSession._steered).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 DIVISORS = (2048, 1024, 512, 256, 128, 64, 32, 16)
@@ -155,3 +161,34 @@ class Steering:
 
     def to_json(self) -> dict:
         return {"note": self.note, "rules": {t: sorted(r) for t, r in self.used.items()}}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Draw where nothing compiles (a compiled tier with little time left)
+
+NEVER_MOVED_FOR_TIME = ("loads", "official", "contract_beyond")  # the runner's own shapes; shapes past the contract
+
+
+def shape_key(case_json: dict) -> tuple:
+    """What decides whether a program at this case compiles anything new, as far as shapes go: (M, N, K) and
+    the layout (strides and alignments are part of a Triton specialization)."""
+    return case_json["m"], case_json["n"], case_json["k"], case_json.get("layout", "contiguous")
+
+
+def nearest_run_shape(case, run: set):
+    """``case`` moved to the shape already run with its layout that is nearest to its own (by the sum of the
+    log ratios of M, N and K), the specials that no longer fit dropped; None when none was run with its
+    layout, or its own shape was. Only in-contract shapes are candidates for an in-contract case."""
+    if shape_key(case.to_json()) in run:
+        return None
+    candidates = [(m, n, k) for m, n, k, layout in run
+                  if layout == case.layout and (not case.in_contract or (n % 64 == 0 and k % 64 == 0))]
+    if not candidates:
+        return None
+
+    def distance(shape):
+        return sum(abs(math.log(a / b)) for a, b in zip(shape, (case.m, case.n, case.k)))
+
+    m, n, k = min(sorted(candidates), key=distance)
+    specials = tuple(s for s in case.specials if s[0] < m and s[1] < k)
+    return dataclasses.replace(case, m=m, n=n, k=k, specials=specials)

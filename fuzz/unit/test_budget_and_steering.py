@@ -14,7 +14,7 @@ import torch
 from fuzz.search.strategies import Case
 from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, Budget
 from fuzz.submission.patience import Patience
-from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, steer
+from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, nearest_run_shape, steer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -35,7 +35,7 @@ def test_official_first_then_shares_of_what_is_left_by_weight():
     assert 0.5 <= OFFICIAL_SHARE["cpu"] < 1.0  # the CPU tier's fuzzed verdicts keep a part of the budget
     # official ended at 40 s: contract (weight 1) of contract + correctness (3) + aliasing (1)
     assert budget.begin("contract", now=40.0) == pytest.approx(40.0 + (60.0 - RESERVE) / 5)
-    assert budget.kill_at["contract"] == pytest.approx(budget.deadlines["contract"] + GRACE * (59.0 / 5))
+    assert budget.kill_at["contract"] == pytest.approx(budget.deadlines["contract"] + GRACE * ((60.0 - RESERVE) / 5))
     # contract used only 2 s: correctness gets 3/4 of what is left
     assert budget.begin("correctness", now=42.0) == pytest.approx(42.0 + (58.0 - RESERVE) * 3 / 4)
     assert budget.begin("kernelguard", now=99.0) == budget.end  # no share of its own: what is left
@@ -169,6 +169,64 @@ def test_a_draw_is_moved_once_and_always_the_same_way():
     again, _ = steering("correctness", Case(2, 64, 192))
     assert again == first  # ... but not the case a replayed draw runs as
     assert steering("contract", Case(2, 64, 192)) == (Case(2, 64, 192), False)  # the contract is never steered
+
+
+def test_a_shape_nothing_ran_moves_to_the_nearest_one_that_ran_with_its_layout():
+    run = {(8, 2112, 7168, "contiguous"), (16, 3072, 1536, "contiguous"), (256, 2880, 512, "contiguous"),
+           (4, 64, 256, "transposed")}
+    moved = nearest_run_shape(Case(20, 256, 1024, specials=((19, 5, "nan"), (3, 900, "inf"))), run)
+    assert (moved.m, moved.n, moved.k) == (16, 3072, 1536) and moved.specials == ((3, 900, "inf"),)
+    assert nearest_run_shape(Case(16, 3072, 1536), run) is None  # its own shape ran
+    assert (nearest_run_shape(Case(2, 128, 512, layout="transposed"), run).m, ) == (4,)
+    assert nearest_run_shape(Case(2, 128, 512, layout="offset"), run) is None  # nothing ran with that layout
+
+
+class _CompiledRunner:
+    """What SubmissionSession reads of a runner on a compiled tier, with the verdict's deadline at ``left`` s."""
+
+    def __init__(self, left: float):
+        import time
+
+        self.compiles, self.deadline = True, time.perf_counter() + left
+        self.shapes_run = {(16, 3072, 1536, "contiguous")}
+
+
+def test_a_verdict_without_time_to_compile_runs_its_draw_at_a_compiled_shape_and_always_the_same_way():
+    from fuzz.submission.budget import NEW_SHAPE_SECONDS
+    from fuzz.submission.plugin import SubmissionSession
+
+    session = SubmissionSession("f.py", _CompiledRunner(NEW_SHAPE_SECONDS / 2), "nvidia")
+    (moved,) = session._steered("aliasing", (Case(20, 256, 1024, seed=3),))
+    assert (moved.m, moved.n, moved.k, moved.seed) == (16, 3072, 1536, 3)
+    assert session.record("aliasing").compiled_shapes == 1
+    session.runner.deadline += 100  # time to spare now: a new draw keeps its shape, a replayed one its move
+    assert session._steered("aliasing", (Case(20, 256, 1024, seed=4),)) == (Case(20, 256, 1024, seed=4),)
+    assert session._steered("aliasing", (Case(20, 256, 1024, seed=3),)) == (moved,)
+    assert session._steered("contract_beyond", (Case(20, 240, 1024),)) == (Case(20, 240, 1024),)  # past the contract
+    roomy = SubmissionSession("f.py", _CompiledRunner(NEW_SHAPE_SECONDS * 2), "nvidia")
+    assert roomy._steered("aliasing", (Case(20, 256, 1024),)) == (Case(20, 256, 1024),)
+
+
+def test_on_a_compiled_tier_a_program_at_a_new_shape_is_not_started_without_time_to_compile(tmp_path):
+    import time
+
+    from fuzz.submission.budget import NEW_SHAPE_SECONDS, BudgetExhausted
+    from fuzz.submission.program import Program
+    from fuzz.submission.runner import SubmissionRunner
+
+    runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py")
+    try:
+        runner.compiles, runner.verdict = True, "aliasing"
+        runner.shapes_run = {(16, 3072, 1536, "contiguous")}
+        runner.deadline = time.perf_counter() + NEW_SHAPE_SECONDS / 2
+        new, known = Program.single_call(Case(20, 256, 1024)), Program.single_call(Case(16, 3072, 1536))
+        with pytest.raises(BudgetExhausted):
+            runner._budget_gate("new", new.steps)
+        assert runner._budget_gate("known", known.steps) is None
+        runner.compiles = False  # the CPU tier interprets: nothing to compile
+        assert runner._budget_gate("new", new.steps) is None
+    finally:
+        runner.close()
 
 
 # ---------------------------------------------------------------------------------------------------
