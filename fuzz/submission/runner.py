@@ -684,8 +684,8 @@ class SubmissionRunner:
         queued = self.speculation["queued"]
         if not queued:
             return ""
-        text = (f"the worker ran {', '.join(queued)} right after its load, before the verdicts asked; "
-                f"{len(self.speculation['taken'])} of {len(queued)} taken")
+        text = (f"the worker queued {', '.join(queued)} right after its load, before the verdicts asked; "
+                f"{len(self.speculation['taken'])} of {len(queued)} taken by their verdicts")
         if self.speculation["dropped"]:
             text += f"; dropped with the worker: {', '.join(self.speculation['dropped'])}"
         return text
