@@ -209,5 +209,5 @@ def test_speculation_on_a_gpu_gives_the_verdicts_of_asking(tmp_path):
         return json.loads(report.read_text())
 
     on, off = check("1"), check("0")
-    assert {v: r["status"] for v, r in on["verdicts"].items()} == {v: r["status"] for v, r in off["verdicts"].items()}
+    assert {r["verdict"]: r["status"] for r in on["verdicts"]} == {r["verdict"]: r["status"] for r in off["verdicts"]}
     assert on["speculation"]["taken"] == list(PREDICTION) and off["speculation"]["queued"] == []
