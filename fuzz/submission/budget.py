@@ -54,6 +54,8 @@ RESERVE = 0.6  # seconds kept back at the end for the kernelguard screening and 
 # A verdict with less time left runs its drawn case at a shape already run (steering.nearest_run_shape) or,
 # where none fits, does not start it.
 NEW_SHAPE_SECONDS = 2.5
+# The verdicts of the runner's prediction: their programs are the runner's own, never held back by that guess
+PREDICTION_VERDICTS = ("loads", "official", "mode_benchmark", "mode_leaderboard")
 # Relative shares of the fuzzed verdicts (a verdict not listed weighs 1). Correctness searches values,
 # shapes and layouts and is the verdict most bugs show in; its second search is skipped at once unless
 # the first found a failure, and then hands its share on.

@@ -83,7 +83,7 @@ class VerdictRecord:
     error_text: str = ""  # its whole text (capped): the traceback a bug report needs
     cut_short: str = ""  # why the time budget ended the verdict's search early ("" when it did not)
     steered: int = 0  # drawn cases moved inside the shapes the file accepts (steering.py)
-    compiled_shapes: int = 0  # drawn cases moved to a shape already compiled, for time (a compiled tier)
+    compiled_shapes: int = 0  # examples whose cases moved to a shape already compiled, for time (a compiled tier)
     fallback: str = ""  # why the verdict judged a fallback, not what the runner runs (mark_hip_fallback)
     ours: str = ""  # a bug of ours broke the check (runner.WorkerBug): ERROR, never the file's FAIL
 
@@ -351,16 +351,22 @@ class SubmissionSession:
         """``args`` with every Case (alone or in a list) moved to the shapes the file answers (steering.py)."""
         from fuzz.search.strategies import Case
 
+        compiled: list = []  # whether each case was moved to a compiled shape
+
         def one(arg):
             if isinstance(arg, Case):
                 moved, was_moved = self.steering(test, arg)
                 self.record(FURTHER_SEARCHES.get(test, test)).steered += was_moved
-                return self._compiled_shape(test, moved)
+                ran = self._compiled_shape(test, moved)
+                compiled.append(ran is not moved)
+                return ran
             if isinstance(arg, list):
                 return [one(a) for a in arg]
             return arg
 
-        return tuple(one(a) for a in args)
+        steered = tuple(one(a) for a in args)
+        self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += any(compiled)  # per example
+        return steered
 
     def _compiled_shape(self, test: str, case):
         """On a compiled tier, ``case`` at a shape already run (steering.nearest_run_shape) when the verdict's
@@ -376,9 +382,7 @@ class SubmissionSession:
             deadline = getattr(self.runner, "deadline", None)
             roomy = deadline is None or deadline - time.perf_counter() >= NEW_SHAPE_SECONDS
             self.moved_for_time[key] = case if roomy else nearest_run_shape(case, self.runner.shapes_run) or case
-        moved = self.moved_for_time[key]
-        self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += moved is not case
-        return moved
+        return self.moved_for_time[key]
 
     def context(self):
         from fuzz.submission.checks import Context

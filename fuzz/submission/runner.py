@@ -26,7 +26,7 @@ from pathlib import Path
 
 from fuzz.host import profiling
 from fuzz.submission import compile_ahead, zygote
-from fuzz.submission.budget import NEW_SHAPE_SECONDS, BudgetExhausted
+from fuzz.submission.budget import NEW_SHAPE_SECONDS, PREDICTION_VERDICTS, BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence, shape_key
 
@@ -487,9 +487,9 @@ class SubmissionRunner:
         self.verdict = ""
         self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
-        # (M, N, K, layout) of every case a good program built: on a compiled tier their kernels are compiled
+        # (M, N, K) of every case a good program built: on a compiled tier their kernels are compiled
         self.shapes_run: set = set()
-        self.compiles = self.device != "cpu"  # programs compile the file's kernels here (Triton interprets on the CPU)
+        self.triton_launches = 0  # Triton kernels the file's calls launched (good programs)
         # verdict -> programs run, their wall time here, and the worker's seconds by step kind (reload: the
         # module executed afresh; build: inputs; call: the file's code; interpreted: inside Triton's interpreter)
         self.profile: dict = {}
@@ -690,6 +690,13 @@ class SubmissionRunner:
             text += f"; dropped with the worker: {', '.join(self.speculation['dropped'])}"
         return text
 
+    @property
+    def compiles(self) -> bool:
+        """Whether a program at a new shape may compile kernels first: a compiled tier (the CPU interprets) and a
+        file whose calls launch Triton kernels (aiter's API runs as PyTorch ops here; HIP and CUDA sources build
+        once, not per shape)."""
+        return self.device != "cpu" and self.triton_launches > 0
+
     def new_shapes(self, steps: list) -> list:
         """The shapes ``steps`` build that no good program built yet (steering.shape_key)."""
         return [shape_key(s["case"]) for s in steps if s.get("do") in ("build", "write")
@@ -704,8 +711,8 @@ class SubmissionRunner:
         now = time.perf_counter()
         recent = sorted(self.durations.get(self.verdict, []))
         estimate = recent[len(recent) // 2] if recent else 0.0
-        if self.compiles and self.new_shapes(steps):
-            estimate = max(estimate, NEW_SHAPE_SECONDS)
+        if self.compiles and self.verdict not in PREDICTION_VERDICTS and self.new_shapes(steps):
+            estimate = max(estimate, NEW_SHAPE_SECONDS)  # the runner's own programs are never held back by a guess
         if now + estimate <= self.deadline:
             return None
         if key in self.seen:
@@ -779,6 +786,7 @@ class SubmissionRunner:
         else:
             self.slowest_good_run = max(self.slowest_good_run, result.seconds)
             self.shapes_run.update(self.new_shapes(steps))
+            self.triton_launches += result.progress.get("launches", 0)
         if self.deadline is not None:
             self.seen[key] = result
             while len(self.seen) > SEEN_CAP:

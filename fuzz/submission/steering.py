@@ -17,7 +17,8 @@ file's condition; a file refusing for a reason no simple rule states is not stee
 On a compiled tier a drawn shape nothing has run yet compiles the file's kernels for it first: 1.5 to 2.7 s
 on the H100 host (stop 51), where a GPU check's fuzzed verdicts share about 3 s. ``nearest_run_shape`` moves
 such a case to the nearest shape a program already ran (the runner's shapes, earlier examples) when the
-verdict's time left has no room for a compile (the session decides: plugin.SubmissionSession._steered).
+verdict's time left has no room for a compile, for a file whose calls launch Triton kernels (the session
+decides: plugin.SubmissionSession._steered).
 """
 from __future__ import annotations
 
@@ -170,19 +171,20 @@ NEVER_MOVED_FOR_TIME = ("loads", "official", "contract_beyond")  # the runner's 
 
 
 def shape_key(case_json: dict) -> tuple:
-    """What decides whether a program at this case compiles anything new, as far as shapes go: (M, N, K) and
-    the layout (strides and alignments are part of a Triton specialization)."""
-    return case_json["m"], case_json["n"], case_json["k"], case_json.get("layout", "contiguous")
+    """What decides whether a program at this case compiles anything new: its (M, N, K). The layout is left out
+    on purpose: a drawn layout is the case's to keep (correctness and immutability draw them), and whether its
+    strides make a new specialization depends on the file (many copy to contiguous first); one that does
+    compiles once and overruns its share at most to the budget's end, where a GPU's program is ended."""
+    return case_json["m"], case_json["n"], case_json["k"]
 
 
 def nearest_run_shape(case, run: set):
-    """``case`` moved to the shape already run with its layout that is nearest to its own (by the sum of the
-    log ratios of M, N and K), the specials that no longer fit dropped; None when none was run with its
-    layout, or its own shape was. Only in-contract shapes are candidates for an in-contract case."""
+    """``case`` moved to the (M, N, K) already run nearest to its own (by the sum of the log ratios), its layout,
+    values and seed kept, the specials that no longer fit dropped; None when its own shape ran, or nothing did.
+    Only in-contract shapes are candidates for an in-contract case."""
     if shape_key(case.to_json()) in run:
         return None
-    candidates = [(m, n, k) for m, n, k, layout in run
-                  if layout == case.layout and (not case.in_contract or (n % 64 == 0 and k % 64 == 0))]
+    candidates = [(m, n, k) for m, n, k in run if not case.in_contract or (n % 64 == 0 and k % 64 == 0)]
     if not candidates:
         return None
 

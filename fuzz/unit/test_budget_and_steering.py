@@ -171,14 +171,15 @@ def test_a_draw_is_moved_once_and_always_the_same_way():
     assert steering("contract", Case(2, 64, 192)) == (Case(2, 64, 192), False)  # the contract is never steered
 
 
-def test_a_shape_nothing_ran_moves_to_the_nearest_one_that_ran_with_its_layout():
-    run = {(8, 2112, 7168, "contiguous"), (16, 3072, 1536, "contiguous"), (256, 2880, 512, "contiguous"),
-           (4, 64, 256, "transposed")}
+def test_a_shape_nothing_ran_moves_to_the_nearest_one_that_ran():
+    run = {(8, 2112, 7168), (16, 3072, 1536), (256, 2880, 512), (4, 96, 256)}
     moved = nearest_run_shape(Case(20, 256, 1024, specials=((19, 5, "nan"), (3, 900, "inf"))), run)
     assert (moved.m, moved.n, moved.k) == (16, 3072, 1536) and moved.specials == ((3, 900, "inf"),)
     assert nearest_run_shape(Case(16, 3072, 1536), run) is None  # its own shape ran
-    assert (nearest_run_shape(Case(2, 128, 512, layout="transposed"), run).m, ) == (4,)
-    assert nearest_run_shape(Case(2, 128, 512, layout="offset"), run) is None  # nothing ran with that layout
+    assert nearest_run_shape(Case(20, 256, 1024), set()) is None  # nothing ran
+    transposed = nearest_run_shape(Case(2, 128, 512, layout="transposed", seed=5), run)
+    assert (transposed.m, transposed.n, transposed.k, transposed.layout, transposed.seed) == (16, 3072, 1536, "transposed", 5)
+    assert (nearest_run_shape(Case(2, 112, 256), run).n, ) == (96,)  # past the contract: any shape that ran
 
 
 class _CompiledRunner:
@@ -188,7 +189,7 @@ class _CompiledRunner:
         import time
 
         self.compiles, self.deadline = True, time.perf_counter() + left
-        self.shapes_run = {(16, 3072, 1536, "contiguous")}
+        self.shapes_run = {(16, 3072, 1536)}
 
 
 def test_a_verdict_without_time_to_compile_runs_its_draw_at_a_compiled_shape_and_always_the_same_way():
@@ -216,14 +217,18 @@ def test_on_a_compiled_tier_a_program_at_a_new_shape_is_not_started_without_time
 
     runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py")
     try:
-        runner.compiles, runner.verdict = True, "aliasing"
-        runner.shapes_run = {(16, 3072, 1536, "contiguous")}
+        runner.device, runner.triton_launches, runner.verdict = "cuda", 1, "aliasing"  # a compiled tier, Triton
+        runner.shapes_run = {(16, 3072, 1536)}
         runner.deadline = time.perf_counter() + NEW_SHAPE_SECONDS / 2
         new, known = Program.single_call(Case(20, 256, 1024)), Program.single_call(Case(16, 3072, 1536))
         with pytest.raises(BudgetExhausted):
             runner._budget_gate("new", new.steps)
         assert runner._budget_gate("known", known.steps) is None
-        runner.compiles = False  # the CPU tier interprets: nothing to compile
+        runner.verdict = "mode_benchmark"  # the runner's own programs are never held back by the guess
+        assert runner._budget_gate("new", new.steps) is None
+        runner.verdict, runner.triton_launches = "aliasing", 0  # a file that launches no Triton compiles nothing
+        assert runner._budget_gate("new", new.steps) is None
+        runner.device, runner.triton_launches = "cpu", 1  # the CPU tier interprets: nothing to compile
         assert runner._budget_gate("new", new.steps) is None
     finally:
         runner.close()
