@@ -218,6 +218,7 @@ class SubmissionSession:
         # draws moved to the shapes the file answers (a session without a runner: unit tests of the plugin)
         self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
         self.moved_for_time: dict = {}  # (test, drawn case) -> the case it ran as, at a shape already compiled
+        self.moved_now = False  # whether the example being checked runs at a shape moved for time
 
     def begin(self, test: str) -> None:
         """The test of verdict (or further search) ``test`` begins: its share of the time budget. The runner's
@@ -263,6 +264,7 @@ class SubmissionSession:
             # (``pytest_runtest_logreport`` turns this skip into the verdict's PASS or FAIL).
             pytest.skip(f"{BUDGET_CUT}{cut.why}")
         self._spent(test, outcome.status, started)
+        self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += self.moved_now
         if outcome.status in ("pass", "fail", "reported"):
             self.conclusive[test] = self.conclusive.get(test, 0) + 1
         if outcome.status == "fail" and outcome.failure_class in masked:
@@ -365,7 +367,7 @@ class SubmissionSession:
             return arg
 
         steered = tuple(one(a) for a in args)
-        self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += any(compiled)  # per example
+        self.moved_now = any(compiled)  # counted once the example ran (check)
         return steered
 
     def _compiled_shape(self, test: str, case):
