@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from fuzz.submission import progress
+from fuzz.testing import fake_worker
 from fuzz.submission.patience import OWN_STEP_SECONDS, RATE_SECONDS, Patience
 from fuzz.submission.runner import RunResult, Worker
 
@@ -175,14 +175,9 @@ def test_reports_go_out_when_a_step_begins_and_as_counters_move_and_never_after_
 # The parent's receive loop on real pipes
 
 
-FAKE_WORKER = textwrap.dedent("""
-    import argparse, json, os, time
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--request-fd", type=int)
-    parser.add_argument("--response-fd", type=int)
-    args = parser.parse_args()
-    out = os.fdopen(args.response_fd, "w")
-    for line in os.fdopen(args.request_fd):
+FAKE_WORKER = fake_worker.script("""
+    out = responses
+    for line in requests:
         plan, start = json.loads(line), time.perf_counter()
         for i in range(1, plan["reports"] + 1):
             time.sleep(plan["every"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from fuzz.submission import runner as runner_module
 from fuzz.submission import worker as worker_module
 from fuzz.submission.runner import RunResult, SubmissionRunner, Worker
 from fuzz.submission.runner_programs import PREDICTION, prediction_steps
+from fuzz.testing import fake_worker
 from kernels.platform import detect
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "correct_reference_style.py"
@@ -26,14 +26,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "correct_reference_
 # Answers the load with the programs it queues (the load's "then", unless told to refuse them), runs them in
 # order (a name in "crash" ends the process instead of answering), then answers requests; every answer says
 # which program it was and how many requests this process had read by then.
-FAKE_WORKER = textwrap.dedent("""
-    import argparse, json, os, sys
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--request-fd", type=int)
-    parser.add_argument("--response-fd", type=int)
-    args = parser.parse_args()
-    requests = os.fdopen(args.request_fd, "r")
-    responses = os.fdopen(args.response_fd, "w")
+FAKE_WORKER = fake_worker.script("""
     read = 0
 
     def answer(name):
