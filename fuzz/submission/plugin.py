@@ -32,6 +32,7 @@ from fuzz.submission.report_text import (  # noqa: F401  (EXIT_NOT_RUN, TEST_MOD
 DEFAULT_REPORT = "mxfp4-fuzz-report.json"
 # Tests that search again for one verdict's bugs (test name without "test_" -> the verdict they add to)
 FURTHER_SEARCHES = {"correctness_past_known_bugs": "correctness"}
+SECOND_M = {"stale_new_shape": 1}  # verdicts whose argument at this index is a second M for the case's N and K
 NO_SUBMISSION = "no --submission given"
 _SESSION = pytest.StashKey()
 _ORDER = pytest.StashKey()  # the submission tests' names in the order they run
@@ -217,7 +218,8 @@ class SubmissionSession:
         self.test_ended: dict = {}  # test name -> when it ended, seconds after the budget's start (the time profile)
         # draws moved to the shapes the file answers (a session without a runner: unit tests of the plugin)
         self.steering = Steering(getattr(runner, "shape_evidence", None) or ShapeEvidence())
-        self.moved_for_time: dict = {}  # (test, drawn case) -> the case it ran as, at a shape already compiled
+        self.moved_for_time: dict = {}  # (test, drawn case) -> (the case it ran as, whether time was short)
+        self.second_m: dict = {}  # (test, case, drawn M) -> the compiled M it ran as (SECOND_M), or None
         self.moved_now = False  # whether the example being checked runs at a shape moved for time
 
     def begin(self, test: str) -> None:
@@ -352,38 +354,52 @@ class SubmissionSession:
     def _steered(self, test: str, args: tuple) -> tuple:
         """``args`` with every Case (alone or in a list) moved to the shapes the file answers (steering.py)."""
         from fuzz.search.strategies import Case
+        from fuzz.submission.steering import run_m_beside
 
         compiled: list = []  # whether each case was moved to a compiled shape
+        tight: list = []  # whether each case's verdict had no time left to compile a new shape
 
         def one(arg):
             if isinstance(arg, Case):
                 moved, was_moved = self.steering(test, arg)
                 self.record(FURTHER_SEARCHES.get(test, test)).steered += was_moved
-                ran = self._compiled_shape(test, moved)
+                ran, short = self._compiled_shape(test, moved)
                 compiled.append(ran is not moved)
+                tight.append(short)
                 return ran
             if isinstance(arg, list):
                 return [one(a) for a in arg]
             return arg
 
         steered = tuple(one(a) for a in args)
+        at = SECOND_M.get(test)
+        if at is not None and tight and tight[0]:  # its second M, at the moved case's N and K, compiled too
+            first, drawn = steered[0], args[at]
+            key = (test, first, drawn)
+            if key not in self.second_m:
+                self.second_m[key] = run_m_beside(first.m, first.n, first.k, drawn, self.runner.shapes_run)
+            if self.second_m[key] is not None and self.second_m[key] != drawn:
+                steered = (*steered[:at], self.second_m[key], *steered[at + 1:])
+                compiled.append(True)
         self.moved_now = any(compiled)  # counted once the example ran (check)
         return steered
 
     def _compiled_shape(self, test: str, case):
-        """On a compiled tier, ``case`` at a shape already run (steering.nearest_run_shape) when the verdict's
-        time left has no room for compiling a new one (budget.NEW_SHAPE_SECONDS); the same draw moved the same
-        way ever after, so Hypothesis replays it into the same case."""
+        """(the case to run, whether the verdict was short of time for a compile): on a compiled tier, ``case`` at
+        a shape already run (steering.nearest_run_shape) when the verdict's time left has no room for compiling
+        a new one (budget.NEW_SHAPE_SECONDS); the same draw moved the same way ever after, so Hypothesis replays
+        it into the same case."""
         from fuzz.submission.budget import NEW_SHAPE_SECONDS
         from fuzz.submission.steering import NEVER_MOVED_FOR_TIME, nearest_run_shape
 
         if not getattr(self.runner, "compiles", False) or test in NEVER_MOVED_FOR_TIME:
-            return case
+            return case, False
         key = (test, case)
         if key not in self.moved_for_time:  # decided once, by the time left then: a replay runs the same case
             deadline = getattr(self.runner, "deadline", None)
             roomy = deadline is None or deadline - time.perf_counter() >= NEW_SHAPE_SECONDS
-            self.moved_for_time[key] = case if roomy else nearest_run_shape(case, self.runner.shapes_run) or case
+            moved = case if roomy else nearest_run_shape(case, self.runner.shapes_run) or case
+            self.moved_for_time[key] = moved, not roomy
         return self.moved_for_time[key]
 
     def context(self):

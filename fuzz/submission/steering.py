@@ -194,3 +194,11 @@ def nearest_run_shape(case, run: set):
     m, n, k = min(sorted(candidates), key=distance)
     specials = tuple(s for s in case.specials if s[0] < m and s[1] < k)
     return dataclasses.replace(case, m=m, n=n, k=k, specials=specials)
+
+
+def run_m_beside(m: int, n: int, k: int, other_m: int, run: set):
+    """An M other than ``m`` that a program already ran with this N and K, the nearest to ``other_m`` (by log
+    ratio), or None: the second shape of a verdict that needs two Ms at one N and K (stale_new_shape). The
+    runner's shapes have such pairs: (16 and 64, 3072, 1536), (4, 32 and 256, 2880, 512)."""
+    ms = sorted(mm for mm, nn, kk in run if (nn, kk) == (n, k) and mm != m)
+    return min(ms, key=lambda mm: abs(math.log(mm / other_m))) if ms else None

@@ -14,7 +14,7 @@ import torch
 from fuzz.search.strategies import Case
 from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, Budget
 from fuzz.submission.patience import Patience
-from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, nearest_run_shape, steer
+from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, nearest_run_shape, run_m_beside, steer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -206,6 +206,23 @@ def test_a_verdict_without_time_to_compile_runs_its_draw_at_a_compiled_shape_and
     assert session._steered("contract_beyond", (Case(20, 240, 1024),)) == (Case(20, 240, 1024),)  # past the contract
     roomy = SubmissionSession("f.py", _CompiledRunner(NEW_SHAPE_SECONDS * 2), "nvidia")
     assert roomy._steered("aliasing", (Case(20, 256, 1024),)) == (Case(20, 256, 1024),)
+
+
+def test_stale_new_shapes_second_m_moves_to_one_that_ran_at_the_same_n_and_k():
+    from fuzz.submission.budget import NEW_SHAPE_SECONDS
+    from fuzz.submission.plugin import SubmissionSession
+
+    assert run_m_beside(16, 3072, 1536, 40, {(16, 3072, 1536), (64, 3072, 1536), (32, 2880, 512)}) == 64
+    assert run_m_beside(16, 3072, 1536, 40, {(16, 3072, 1536), (32, 2880, 512)}) is None
+    runner = _CompiledRunner(NEW_SHAPE_SECONDS / 2)
+    runner.shapes_run = {(16, 3072, 1536), (64, 3072, 1536)}
+    session = SubmissionSession("f.py", runner, "nvidia")
+    case, other_m = session._steered("stale_new_shape", (Case(20, 256, 1024, seed=3), 7))
+    assert (case.m, case.n, case.k, other_m) == (16, 3072, 1536, 64) and session.moved_now
+    runner.shapes_run.add((8, 3072, 1536))  # later runs change nothing for a draw already decided
+    assert session._steered("stale_new_shape", (Case(20, 256, 1024, seed=3), 7)) == (case, 64)
+    roomy = SubmissionSession("f.py", _CompiledRunner(NEW_SHAPE_SECONDS * 2), "nvidia")
+    assert roomy._steered("stale_new_shape", (Case(20, 256, 1024), 7)) == (Case(20, 256, 1024), 7)
 
 
 def test_on_a_compiled_tier_a_program_at_a_new_shape_is_not_started_without_time_to_compile(tmp_path):
