@@ -26,6 +26,7 @@ from pathlib import Path
 
 from fuzz.host import profiling
 from fuzz.submission import compile_ahead, zygote
+from fuzz.submission.answers import SPECULATED_OUTPUT, device_faulted
 from fuzz.submission.budget import NEW_SHAPE_SECONDS, PREDICTION_VERDICTS, BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence, shape_key
@@ -408,11 +409,11 @@ def program_options(timeout: float) -> dict:
     return {"hang_dump_after": max(1.0, timeout - 2.0), "report_every": min(REPORT_EVERY, timeout / 4)}
 
 
-def own_output(answer, folder: str):
+def speculated_output(answer, folder: str):
     """A speculated program's answer (or death) with what it printed: the files the worker sent fds 1 and 2
     to while it ran (worker.own_output), the last OUTPUT_CAP bytes of each, as a CappedBuffer keeps them."""
     texts, written, dropped = [], 0, 0
-    for name in ("stdout", "stderr"):
+    for name in SPECULATED_OUTPUT:
         try:
             with open(os.path.join(folder, name), "rb") as file:
                 size = file.seek(0, os.SEEK_END)
@@ -430,10 +431,6 @@ def own_output(answer, folder: str):
     else:
         answer["_output"] = output
     return answer
-
-
-def device_faulted(answer: dict) -> bool:
-    return any(r.get("exception", {}).get("device_fault") for r in answer.get("records", []))
 
 
 class SubmissionRunner:
@@ -659,15 +656,15 @@ class SubmissionRunner:
             return answer
         if self.load_report is None:
             self.load()  # its answer comes first, and names the programs queued behind it
-        while self.worker is not None and self.worker.queued:
-            from kernels.platform import detect
-            from fuzz.submission.runner_programs import prediction_steps
+        from kernels.platform import detect
+        from fuzz.submission.runner_programs import prediction_steps
 
+        while self.worker is not None and self.worker.queued:
             name = self.worker.queued.pop(0)
             theirs = json.dumps(prediction_steps(name, detect().tier), sort_keys=True)
             self.worker.expect()
             answer = self.worker.receive(timeout, hard_cap, self.kill_at if self.deadline is not None else None)
-            answer = own_output(answer, self.worker.speculation_dirs[name])
+            answer = speculated_output(answer, self.worker.speculation_dirs[name])
             if theirs == key:
                 self.speculation["taken"].append(name)
                 return answer

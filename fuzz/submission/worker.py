@@ -41,6 +41,7 @@ import kernels  # noqa: F401  (fixes the Triton mode before the submission decor
 from fuzz.host import process_tree, profiling, thread_budget
 from fuzz.search.strategies import Case
 from fuzz.submission import poison, progress
+from fuzz.submission.answers import SPECULATED_OUTPUT, device_faulted
 from fuzz.submission.session import LoadError, Session, execute_submission, prepare_imports
 
 
@@ -485,9 +486,8 @@ def main(argv=None) -> None:
             except Exception:  # ours: nothing is speculated, and the answer says so
                 queued = []
             response["speculating"] = [r["speculated"] for r in queued]  # the answers the runner is to expect
-        elif request.get("speculated") and response is not None and (
-                "internal" in response or any(r.get("exception", {}).get("device_fault")
-                                              for r in response.get("records", []))):
+        elif request.get("speculated") and response is not None and ("internal" in response
+                                                                      or device_faulted(response)):
             queued = []  # the runner drops the worker after either (runner.SubmissionRunner._speculated)
         if response is not None:
             send(response)
@@ -501,8 +501,8 @@ def speculated_requests(load: dict, answer: dict) -> list:
     """The runner's prediction programs this worker runs right after its load, before anyone asks
     (``runner.prelaunch``): the ones the load named (``then``), built for this host's tier by the builder
     the verdicts use, answered in order like any request. Only after a load that succeeded on a GPU: the
-    CPU tier narrows the official shapes first and shares its time by the budget (the runner mirrors this
-    condition to know which answers are coming)."""
+    CPU tier narrows the official shapes first and shares its time by the budget (the load's answer names the
+    programs queued, so the runner knows which answers are coming)."""
     queued = load.get("then") or []
     if not queued or not answer.get("ok") or answer.get("device", "cpu") == "cpu":
         return []
@@ -518,14 +518,12 @@ def speculated_requests(load: dict, answer: dict) -> list:
     return requests
 
 
-SPECULATED_OUTPUT = ("stdout", "stderr")  # files in a speculated program's out_dir: what fds 1 and 2 got
-
-
 @contextlib.contextmanager
 def own_output(folder: str):
     """fds 1 and 2 into files of ``folder`` while a speculated program runs: the runner reads its answer
     whenever its verdict asks, seconds later maybe, when the pipes hold what the next programs printed too;
-    the files are this program's alone (a faulthandler dump of a crash or a hang included)."""
+    the files are this program's alone (a faulthandler dump of a crash or a hang included), read back by
+    runner.speculated_output."""
     flush_output()
     saved = [os.dup(1), os.dup(2)]
     files = [os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
