@@ -137,7 +137,8 @@ def main(argv=None) -> int:
     check.add_argument("--aiter", type=aiter_mode, default="auto", metavar="auto|real|emulated|source=PATH",
                        help="the real aiter package when importable (auto), or force real/emulated; source=PATH: "
                             "aiter's own Python wrappers and Triton kernels from the aiter checkout at PATH over the "
-                            "emulation (the ASM GEMM and the compiled layer stay emulated)")
+                            "emulation (the ASM GEMM and the compiled layer stay emulated); PATH also stands in for "
+                            "the runner's /home/runner/aiter in HIP builds (-I/home/runner/aiter/csrc/include)")
     check.add_argument("--report", default="mxfp4-fuzz-report.json", help="where to write the JSON report (one file)")
     check.add_argument("--html", default=None, metavar="PATH",
                        help="also write the report as one self-contained HTML page (verdicts, failure cards, "
@@ -173,6 +174,9 @@ def main(argv=None) -> int:
         parser.error(f"--budget must be >= 0 seconds, got {args.budget:g}")
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    from reference.emulation.aiter_modes import name_runner_aiter
+
+    name_runner_aiter(args.aiter)  # before any process of the check starts: they inherit it
     if len(args.submission) > 1 or Path(args.submission[0]).is_dir():
         from fuzz.submission.many import EXIT_INTERRUPTED, check_many
 

@@ -59,6 +59,7 @@ import time
 from pathlib import Path
 
 from fuzz.codegen import gfx950
+from reference.emulation import include_folders
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FOLD_SOURCE = REPO_ROOT / "kernels" / "fold" / "fold_kernel.cu"
@@ -543,7 +544,9 @@ def build(source: Source, flags=(), include_dirs=(), toolchain: Toolchain | None
         if toolchain is None:
             raise RuntimeError(reason)
     command = [*DEVICE_ONLY, *toolchain.flags, *[f"-I{d}" for d in include_dirs], *flags]
-    path = cache_dir() / f"{_cache_key(toolchain, command, source, key_extra)}.json"
+    # what the include folders hold is part of the result: a header that appeared or was edited since
+    folders = include_folders.fingerprint(include_folders.named(command))
+    path = cache_dir() / f"{_cache_key(toolchain, command, source, key_extra + folders)}.json"
     if use_cache and path.exists():
         stored = json.loads(path.read_text())
         return _result(source, toolchain, stored["command"], stored["returncode"], stored["output"], stored["seconds"], True)

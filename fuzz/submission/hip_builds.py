@@ -47,6 +47,7 @@ import torch
 from fuzz.codegen import hip_gfx950
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
+from reference.emulation import runner_paths
 
 VERDICT = "builds_gfx950"
 PROBE_CASE = Case(2, 64, 128, seed=21)  # one call: a build made lazily, inside custom_kernel, is recorded too
@@ -162,7 +163,19 @@ def _torch_extension(label: str, name: str, text: str, options: dict, origin: st
 
 
 def plan(attempt: dict, submission: str) -> list:
-    """The builds the runner would make for one recorded attempt (``no_rocm.Attempt.to_json()``)."""
+    """The builds the runner would make for one recorded attempt (``no_rocm.Attempt.to_json()``), with the
+    runner's folders it names (``-I/home/runner/aiter/csrc/include``) read from their stand-in here, if any."""
+    planned = _plan(attempt, submission)
+    for build in planned:
+        note = runner_paths.stand_in_note([*build.flags, *build.include_dirs])
+        build.flags = runner_paths.mapped_flags(build.flags)
+        build.include_dirs = runner_paths.mapped_flags(build.include_dirs)
+        if note:
+            build.source = dataclasses.replace(build.source, note=f"{build.source.note}; {note}".lstrip("; "))
+    return planned
+
+
+def _plan(attempt: dict, submission: str) -> list:
     api, name, options = attempt["api"], attempt.get("name") or "extension", attempt.get("options") or {}
     where = attempt.get("where", "?")
     if api == "ctypes":  # a ROCm library loaded (HIPRTC, hipBLASLt, ...): no sources recorded
@@ -298,6 +311,9 @@ def missing_header_elsewhere(error: hip_gfx950.Diagnostic, command: list) -> str
     absent = absent_include_dirs(command) if found else []
     if not absent:
         return None
+    runner_folders = [reason for folder in absent if (reason := runner_paths.absent_reason(folder))]
+    if runner_folders:  # the runner's aiter checkout: we know what is there, and how to have it here
+        return f"{found.group(1)} is looked for in {runner_folders[0]}"
     return (f"{found.group(1)} is looked for in {', '.join(absent)}, which this machine does not have "
             "(the runner's filesystem: whether the header is there and builds cannot be told here)")
 

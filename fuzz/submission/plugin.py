@@ -541,6 +541,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): run the tests of one group on one xdist worker")
     if config.getoption("--submission", default=None):
         from fuzz.host.parallel import is_xdist_controller
+        from reference.emulation.aiter_modes import name_runner_aiter
+
+        name_runner_aiter(config.getoption("--aiter", default="auto"))
 
         if is_xdist_controller(config):  # the workers fuzz, the controller merges their reports
             from fuzz.submission.merge import MergedSubmissionReporter

@@ -24,3 +24,12 @@ def parse_mode(text: str) -> str:
     if text not in MODES:
         raise AiterModeError(f"--aiter must be one of auto, real, emulated, source=PATH; got {text!r}")
     return text
+
+
+def name_runner_aiter(mode: str) -> None:
+    """``source=PATH`` names the stand-in for the runner's aiter checkout (/home/runner/aiter, whose headers
+    HIP files include) for this process and every one it starts, unless the user named one already."""
+    from reference.emulation.runner_paths import ENV
+
+    if mode.startswith(SOURCE_PREFIX):
+        os.environ.setdefault(ENV, mode[len(SOURCE_PREFIX):])

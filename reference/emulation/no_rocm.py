@@ -40,6 +40,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from reference.emulation import include_folders, runner_paths
+
 GPU_SOURCE_SUFFIXES = (".cu", ".cuh", ".hip")
 RECORDED_OPTIONS = ("extra_cflags", "extra_cuda_cflags", "extra_include_paths", "extra_ldflags", "no_implicit_headers")
 HIP_COMPILERS = ("hipcc", "amdclang", "amdclang++", "hipconfig", "hipcc.pl", "hipcc.bin")
@@ -422,18 +424,17 @@ class _RefusalMemo:
     load_inline cost each program two host compiles (with and without the precompiled header: 37 s on the
     2-core box for vyomakesh0728's v52, whose source includes a header the runner has and this machine lacks),
     so the budget ran out before one example could run. Keyed by everything the compile sees: the sources,
-    flags, include folders (and whether each exists now, with its mtime), the compiler and the model's
-    headers. Successes are torch's own cache's."""
+    flags, include folders (the files each holds now: include_folders.fingerprint), the compiler and the
+    model's headers. Successes are torch's own cache's."""
 
     def __init__(self, name, sources, cflags, options, clang):
         import hashlib
 
         from reference.emulation.hip_cpu import build
 
-        folders = [p[2:] for p in cflags if isinstance(p, str) and p.startswith("-I")]
-        folders += [str(p) for p in _as_list(options.get("extra_include_paths"))]
-        seen = [(f, os.path.getmtime(f) if os.path.isdir(f) else None) for f in folders]
-        self.folders_digest = hashlib.sha256(repr(seen).encode()).hexdigest()[:12]
+        folders = include_folders.named(cflags) + [str(p) for p in _as_list(options.get("extra_include_paths"))]
+        seen = include_folders.fingerprint(folders)
+        self.folders_digest = seen[:12]
         # the model's headers are in the key through cflags (-DHIP_CPU_MODEL_DIGEST)
         key = repr((name, sources, cflags, sorted((k, repr(v)) for k, v in options.items()), seen, clang))
         self.path = build.CACHE / "refused" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".txt")
@@ -475,6 +476,14 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
     options = {k: kwargs[k] for k in CPU_BUILD_OPTIONS if k in kwargs}
     # the GPU sources' include folders (extra_cuda_cflags' -I) are where their headers are on the runner too
     cuda_includes = [f for f in _as_list(kwargs.get("extra_cuda_cflags")) if isinstance(f, str) and f.startswith("-I")]
+    # the runner's own folders (-I/home/runner/aiter/csrc/include) read from their stand-in here, if any
+    # and each include folder whose headers hold inline asm staged translated (build.model_include_flags)
+    cuda_includes = build.model_include_flags(runner_paths.mapped_flags(cuda_includes))
+    if options.get("extra_include_paths"):
+        options["extra_include_paths"] = [build.staged_include_folder(p) for p in runner_paths.mapped_flags(
+            [str(p) for p in _as_list(options["extra_include_paths"])])]
+    if options.get("extra_cflags"):
+        options["extra_cflags"] = build.model_include_flags(runner_paths.mapped_flags(_as_list(options["extra_cflags"])))
     cflags = _as_list(options.get("extra_cflags")) + cuda_includes + [
         *build.MODEL_FLAGS, f"-DHIP_CPU_MODEL_DIGEST={build.model_digest()}"]
     options["extra_include_paths"] = _as_list(options.get("extra_include_paths")) + [str(build.INCLUDE)]
@@ -531,6 +540,9 @@ def _load_inline_on_cpu_model(stock_inline, name, cpp_sources, cuda, kwargs: dic
         lines = [line for line in str(error).splitlines() if "error" in line][:3]
         message = (f"load_inline({name!r}): the CPU model's host compiler refused it: "
                    + ("; ".join(lines) or str(error)[-300:]))
+        absent = [why for folder in include_folders.named(cflags) if (why := runner_paths.absent_reason(folder))]
+        if absent and "file not found" in message:  # the runner's own folder: say what it holds and how to have it
+            message += f" ({absent[0]})"
         refusal.remember(message)
         raise HipModelRefused(message) from None
     finally:

@@ -14,6 +14,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from reference.emulation import include_folders, runner_paths
+
 INCLUDE = Path(__file__).resolve().parent / "include"
 HEADER = INCLUDE / "hip_cpu_runtime.h"
 CLANGS = ("clang++", "clang++-22", "clang++-21", "clang++-20", "clang++-19", "clang++-18")
@@ -27,6 +29,14 @@ MODELLED_BUILTINS = frozenset({
     "__builtin_amdgcn_mbcnt_hi", "__builtin_amdgcn_s_barrier", "__builtin_amdgcn_s_waitcnt",
     "__builtin_amdgcn_sched_barrier", "__builtin_amdgcn_s_setprio", "__builtin_amdgcn_workitem_id_x",
     "__builtin_amdgcn_workgroup_id_x",
+    "__builtin_amdgcn_make_buffer_rsrc", "__builtin_amdgcn_fmed3f", "__builtin_amdgcn_fmed3h",
+    *(f"__builtin_amdgcn_raw_buffer_{op}_b{bits}" for op in ("load", "store") for bits in (8, 16, 32, 64, 96, 128)),
+})
+# Declared by the model so that sources and headers using them build; a launch that reaches one ends NOT RUN,
+# named (include/hip_cpu_lanes.h, hip_cpu_gfx950.h, hip_cpu_buffer.h)
+DECLARED_BUILTINS = frozenset({
+    "__builtin_amdgcn_mov_dpp", "__builtin_amdgcn_update_dpp", "__builtin_amdgcn_cvt_pk_fp8_f32",
+    "__builtin_amdgcn_cvt_f32_fp8", "__builtin_amdgcn_cvt_pk_f32_fp8", "__builtin_amdgcn_raw_ptr_buffer_load_lds",
 })
 INLINE_ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(")
 LAUNCH = re.compile(r"<<<(.*?)>>>\s*\(", re.DOTALL)
@@ -82,7 +92,7 @@ def unmodelled(source: str) -> list:
     label) and inline asm (but the single gfx950 instructions ``translate_asm`` turns into the model's
     builtins), named."""
     named = re.findall(r"__builtin_amdgcn_\w+", source) + [b for *_, b in intrinsic_declarations(source)]
-    found = sorted({m for m in named if m not in MODELLED_BUILTINS})
+    found = sorted({m for m in named if m not in MODELLED_BUILTINS | DECLARED_BUILTINS})
     leftover = [_asm_template(statement) or "" for statement, replacement in asm_statements(source)
                 if replacement is None]
     if leftover:
@@ -267,6 +277,84 @@ def translate(source: str) -> str:
     return "".join(out)
 
 
+# -- the headers a build includes from its own folders (-I DIR): aiter's opus.hpp, a file's own headers --
+
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inc", ".inl", ".ipp", ".tcc")
+HEADER_BYTES = 4 << 20  # larger files are not read as headers
+
+
+def translate_header(text: str, name: str) -> str:
+    """A header for the model: ``translate``, then each inline asm statement the model lacks replaced by a
+    NOT RUN at run time (a header's helpers are declared for every includer, called by few: an unused asm
+    helper must not refuse the build, a used one ends its launch NOT RUN, named)."""
+    text = translate(text)
+    for statement, replacement in reversed(asm_statements(text)):
+        if replacement is None:
+            mnemonic = (_asm_template(statement) or "?").split() or ["?"]
+            refusal = f'::hipcpu::not_modelled("inline asm ({mnemonic[0]}) in {name}")'
+            at = text.rfind(statement)
+            text = text[:at] + refusal + text[at + len(statement):]
+    return text
+
+
+def _headers_with_asm(folder: str) -> bool:
+    for root, _, files in os.walk(folder, followlinks=True):
+        for name in files:
+            path = os.path.join(root, name)
+            if name.endswith(HEADER_SUFFIXES) and os.path.getsize(path) <= HEADER_BYTES:
+                with open(path, errors="replace") as handle:
+                    if INLINE_ASM.search(handle.read()):
+                        return True
+    return False
+
+
+def staged_include_folder(folder: str) -> str:
+    """``folder`` itself, or where its headers hold inline asm, a copy of its headers translated by
+    ``translate_header`` (cached by the folder's fingerprint; relative includes between them still resolve)."""
+    if not os.path.isdir(folder) or any(str(Path(folder).resolve()).startswith(root + os.sep)
+                                        for root in include_folders.STABLE_ROOTS):
+        return folder
+    key = hashlib.sha256(f"{folder}\0{include_folders.fingerprint([folder])}\0{model_digest()}".encode()).hexdigest()[:16]
+    staged = CACHE / "headers" / key
+    if staged.is_dir():
+        return str(staged)
+    if not _headers_with_asm(folder):
+        return folder
+    partial = CACHE / "headers" / f".{key}.{os.getpid()}"
+    for root, _, files in os.walk(folder, followlinks=True):
+        for name in files:
+            path = os.path.join(root, name)
+            if not name.endswith(HEADER_SUFFIXES) or os.path.getsize(path) > HEADER_BYTES:
+                continue
+            target = partial / os.path.relpath(path, folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, errors="replace") as handle:
+                target.write_text(translate_header(handle.read(), os.path.relpath(path, folder)))
+    try:
+        os.replace(partial, staged)
+    except OSError:  # another process staged it first
+        shutil.rmtree(partial, ignore_errors=True)
+    return str(staged)
+
+
+def model_include_flags(flags) -> list:
+    """A build's flags with each include folder (``-I DIR``, ``-IDIR``, ``-isystem DIR``) replaced by its
+    staged copy where its headers need translating for the model."""
+    out, args = [], list(flags)
+    i = 0
+    while i < len(args):
+        flag = args[i]
+        if flag in include_folders.FOLDER_FLAGS and i + 1 < len(args):
+            out += [flag, staged_include_folder(args[i + 1])]
+            i += 2
+            continue
+        prefix = next((p for p in include_folders.FOLDER_FLAGS if isinstance(flag, str) and flag.startswith(p)
+                       and len(flag) > len(p) and not (p == "-I" and flag.startswith("-isystem"))), None)
+        out.append(prefix + staged_include_folder(flag[len(prefix):]) if prefix else flag)
+        i += 1
+    return out
+
+
 LAST_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[^\n]*\n", re.MULTILINE)
 # After the source's own includes (never inside torch's headers): its device checks ask what the tier's
 # "cuda" tensors are, and on this tier they are CPU tensors, as the model's kernels need.
@@ -294,8 +382,9 @@ def compile_shared(sources: list, output: Path, defines=(), includes=(), timeout
         raise NotModelled("no clang++ here to build HIP for the CPU model (Debian: apt-get install clang)")
     translated = translate(text)
     flags = ["-std=c++17", *MODEL_FLAGS, "-fPIC", "-shared", "-include", str(HEADER), "-I", str(INCLUDE)]
-    flags += [f"-D{d}" for d in defines] + [f"-I{i}" for i in includes]
-    key = hashlib.sha256("\0".join([translated, clang, *flags, model_digest()]).encode()).hexdigest()[:16]
+    flags += [f"-D{d}" for d in defines] + model_include_flags(runner_paths.mapped_flags([f"-I{i}" for i in includes]))
+    folders = include_folders.fingerprint(include_folders.named(flags))  # the headers they hold, too
+    key = hashlib.sha256("\0".join([translated, clang, *flags, model_digest(), folders]).encode()).hexdigest()[:16]
     CACHE.mkdir(parents=True, exist_ok=True)
     cached = CACHE / f"{key}.so"
     if not cached.exists():

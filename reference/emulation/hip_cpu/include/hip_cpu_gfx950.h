@@ -348,3 +348,39 @@ template <class T> inline void asm_store(T& destination, unsigned bits) {
 #define __builtin_amdgcn_cvt_scalef32_pk_fp4_f32 __builtin_amdgcn_cvt_scalef32_pk_fp4_f32_cpu
 #define __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16 __builtin_amdgcn_cvt_scalef32_pk_fp4_bf16_cpu
 #define __builtin_amdgcn_cvt_scalef32_pk_f32_fp4 __builtin_amdgcn_cvt_scalef32_pk_f32_fp4_cpu
+
+// v_med3_f32 / v_med3_f16: the median of three. NaN operands and equal operands of different bits (+0 and
+// -0) are NOT RUN: which one the instruction returns there is not modelled.
+template <class T>
+inline T hipcpu_med3(T a, T b, T c, const char* name) {
+    float x = (float)a, y = (float)b, z = (float)c;
+    if (x != x || y != y || z != z) ::hipcpu::not_modelled(std::string(name) + " with a NaN operand");
+    if ((x == y && std::signbit(x) != std::signbit(y)) || (x == z && std::signbit(x) != std::signbit(z)) ||
+        (y == z && std::signbit(y) != std::signbit(z)))
+        ::hipcpu::not_modelled(std::string(name) + " of +0 and -0");
+    if ((x <= y && y <= z) || (z <= y && y <= x)) return b;
+    if ((y <= x && x <= z) || (z <= x && x <= y)) return a;
+    return c;
+}
+inline float __builtin_amdgcn_fmed3f_cpu(float a, float b, float c) { return hipcpu_med3(a, b, c, "__builtin_amdgcn_fmed3f"); }
+inline _Float16 __builtin_amdgcn_fmed3h_cpu(_Float16 a, _Float16 b, _Float16 c) {
+    return hipcpu_med3(a, b, c, "__builtin_amdgcn_fmed3h");
+}
+#define __builtin_amdgcn_fmed3f __builtin_amdgcn_fmed3f_cpu
+#define __builtin_amdgcn_fmed3h __builtin_amdgcn_fmed3h_cpu
+
+// The fp8 conversions (v_cvt_pk_fp8_f32, v_cvt_f32_fp8, v_cvt_pk_f32_fp8): declared so that headers using
+// them build; their rounding, saturation and NaN rules on gfx950 are not modelled, so a launch reaching one
+// is NOT RUN, named.
+inline int __builtin_amdgcn_cvt_pk_fp8_f32_cpu(float, float, int, bool) {
+    ::hipcpu::not_modelled("__builtin_amdgcn_cvt_pk_fp8_f32 (fp8 conversion)");
+}
+inline float __builtin_amdgcn_cvt_f32_fp8_cpu(int, int) {
+    ::hipcpu::not_modelled("__builtin_amdgcn_cvt_f32_fp8 (fp8 conversion)");
+}
+inline hipcpu_v2f __builtin_amdgcn_cvt_pk_f32_fp8_cpu(int, bool) {
+    ::hipcpu::not_modelled("__builtin_amdgcn_cvt_pk_f32_fp8 (fp8 conversion)");
+}
+#define __builtin_amdgcn_cvt_pk_fp8_f32 __builtin_amdgcn_cvt_pk_fp8_f32_cpu
+#define __builtin_amdgcn_cvt_f32_fp8 __builtin_amdgcn_cvt_f32_fp8_cpu
+#define __builtin_amdgcn_cvt_pk_f32_fp8 __builtin_amdgcn_cvt_pk_f32_fp8_cpu

@@ -108,3 +108,14 @@ template <class T> inline T atomicMax(T* p, T v) { T old = *p; *p = old < v ? v 
 template <class T> inline T atomicMin(T* p, T v) { T old = *p; *p = v < old ? v : old; return old; }
 template <class T> inline T atomicExch(T* p, T v) { T old = *p; *p = v; return old; }
 template <class T> inline T atomicCAS(T* p, T compare, T v) { T old = *p; if (old == compare) *p = v; return old; }
+
+// DPP moves (row shifts, rotates, broadcasts within a row of 16 lanes): declared so that headers using them
+// build; a launch that reaches one is NOT RUN, named (the dpp_ctrl encodings are not modelled).
+inline int __builtin_amdgcn_mov_dpp_cpu(int, int, int, int, bool) {
+    ::hipcpu::not_modelled("__builtin_amdgcn_mov_dpp (a DPP lane move)");
+}
+inline int __builtin_amdgcn_update_dpp_cpu(int, int, int, int, int, bool) {
+    ::hipcpu::not_modelled("__builtin_amdgcn_update_dpp (a DPP lane move)");
+}
+#define __builtin_amdgcn_mov_dpp __builtin_amdgcn_mov_dpp_cpu
+#define __builtin_amdgcn_update_dpp __builtin_amdgcn_update_dpp_cpu

@@ -88,6 +88,12 @@ extern "C" char __stop_hipcpu_lds[] __attribute__((weak, visibility("hidden")));
 #endif
 #define __HIP_CPU_MODEL__ 1  // a source may test it; the runner's hipcc never defines it
 #define __gfx950__ 1
+#if defined(__x86_64__)
+// __fp16 is an arithmetic half that functions may return on gfx950 (clang's AMDGPU target); x86-64 clang
+// keeps it a storage-only type and refuses such returns (aiter's opus.hpp has them). _Float16 is the same
+// IEEE binary16 format with arithmetic (on aarch64 hosts __fp16 already is).
+#define __fp16 _Float16
+#endif
 
 #include "hip_cpu_vector_types.h"  // uint3 (threadIdx's type), float4, ...
 struct dim3 {
@@ -536,6 +542,7 @@ inline unsigned __lane_id() { return (unsigned)::hipcpu::lane_id(); }
 #include "hip_cpu_api.h"
 #include "hip_cpu_module.h"
 #include "hip_cpu_memcheck.h"
+#include "hip_cpu_buffer.h"
 #if defined(__clang__)
 #include "hip_cpu_gfx950.h"
 #endif
