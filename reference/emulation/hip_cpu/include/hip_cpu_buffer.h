@@ -3,10 +3,10 @@
 // __builtin_amdgcn_raw_buffer_store_b*; aiter's opus.hpp reaches global memory through them).
 //
 // A resource is {base, stride, num_records, flags}, 16 bytes like the hardware's V#. A raw access reads or
-// writes base + voffset + soffset, one dword (or the b8/b16 value) at a time: a component wholly inside
-// [0, num_records) is accessed; one wholly outside reads 0 and its store is dropped, the buffer
-// instructions' documented out-of-range behaviour (what kernels lean on to skip bounds checks). What this
-// model does not decide is NOT RUN, named, never guessed: a component straddling num_records, a nonzero
+// writes base + voffset + soffset: wholly inside [0, num_records) it is made; wholly outside it reads 0
+// and its store is dropped, the buffer instructions' documented out-of-range behaviour (what kernels lean
+// on to skip bounds checks). What this model does not decide is NOT RUN, named, never guessed: an access
+// partly past num_records (whether the hardware checks a wide access per dword or as a whole), a nonzero
 // soffset where counting it in the range check or not would differ, a nonzero stride (swizzled or
 // structured buffers), and the aux bits (cache policy: no effect on values, so they are ignored).
 #pragma once
@@ -51,33 +51,37 @@ inline char* buffer_base(const hipcpu_buffer_rsrc& r) {
     return reinterpret_cast<char*>(r.base_and_stride & ((1ull << 48) - 1));
 }
 
+// Whether a whole access of ``bytes`` is in range (1) or out (0); partly: NOT RUN.
+inline int buffer_access_in_range(const hipcpu_buffer_rsrc& r, long long voffset, long long soffset, int bytes) {
+    const int part = bytes < 4 ? bytes : 4;
+    int first = buffer_component_in_range(r, voffset, soffset, 0, part);
+    for (int at = part; at < bytes; at += part)
+        if (buffer_component_in_range(r, voffset, soffset, at, part) != first)
+            not_modelled("a " + std::to_string(bytes) + "-byte raw buffer access partly past num_records (" +
+                         std::to_string(r.num_records) + "): whether the hardware checks it per dword is not modelled");
+    return first;
+}
+
 template <class T>
 inline T buffer_load(const hipcpu_buffer_rsrc& r, int voffset, int soffset) {
-    unsigned char bytes[sizeof(T)] = {};
-    char* base = buffer_base(r);
-    const int part = sizeof(T) < 4 ? (int)sizeof(T) : 4;
-    for (int at = 0; at < (int)sizeof(T); at += part) {
-        if (!buffer_component_in_range(r, voffset, soffset, at, part)) continue;  // reads 0
-        const char* src = base + (long long)voffset + soffset + at;
-        check_access(src, part, 1, false);
-        std::memcpy(bytes + at, src, part);
-    }
     T value;
-    std::memcpy(&value, bytes, sizeof(T));
+    std::memset(&value, 0, sizeof(T));  // out of range: reads 0
+    char* base = buffer_base(r);
+    if (buffer_access_in_range(r, voffset, soffset, sizeof(T))) {
+        const char* src = base + (long long)voffset + soffset;
+        check_access(src, sizeof(T), 1, false);
+        std::memcpy(&value, src, sizeof(T));
+    }
     return value;
 }
 
 template <class T>
 inline void buffer_store(const T& value, const hipcpu_buffer_rsrc& r, int voffset, int soffset) {
-    unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, &value, sizeof(T));
     char* base = buffer_base(r);
-    const int part = sizeof(T) < 4 ? (int)sizeof(T) : 4;
-    for (int at = 0; at < (int)sizeof(T); at += part) {
-        if (!buffer_component_in_range(r, voffset, soffset, at, part)) continue;  // dropped
-        char* dst = base + (long long)voffset + soffset + at;
-        check_access(dst, part, 1, true);
-        std::memcpy(dst, bytes + at, part);
+    if (buffer_access_in_range(r, voffset, soffset, sizeof(T))) {  // out of range: dropped
+        char* dst = base + (long long)voffset + soffset;
+        check_access(dst, sizeof(T), 1, true);
+        std::memcpy(dst, &value, sizeof(T));
     }
 }
 
