@@ -545,7 +545,7 @@ def build(source: Source, flags=(), include_dirs=(), toolchain: Toolchain | None
             raise RuntimeError(reason)
     command = [*DEVICE_ONLY, *toolchain.flags, *[f"-I{d}" for d in include_dirs], *flags]
     # what the include folders hold is part of the result: a header that appeared or was edited since
-    folders = include_folders.fingerprint(include_folders.named(command))
+    folders = include_folders.fingerprint(include_folders.named(command), also_stable=(COMPAT_DIR,))
     path = cache_dir() / f"{_cache_key(toolchain, command, source, key_extra + folders)}.json"
     if use_cache and path.exists():
         stored = json.loads(path.read_text())

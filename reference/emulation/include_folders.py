@@ -18,7 +18,7 @@ MAX_FILES = 20000  # beyond this a folder is fingerprinted by its own stat alone
 # the caller's key names the versions that matter (torch's, the toolchain's)
 STABLE_ROOTS = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (
     sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], "/usr",
-    Path(__file__).resolve().parents[2])))
+    Path(__file__).resolve().parent / "hip_cpu" / "include")))
 
 
 def named(flags) -> list:
@@ -35,8 +35,10 @@ def named(flags) -> list:
     return list(dict.fromkeys(folders))
 
 
-def fingerprint(folders) -> str:
-    """A digest of each folder's files (path, size, modification time), or of its absence."""
+def fingerprint(folders, also_stable=()) -> str:
+    """A digest of each folder's files (path, size, modification time), or of its absence; folders under
+    ``STABLE_ROOTS`` or ``also_stable`` (the caller's own headers) by their names alone."""
+    stable = STABLE_ROOTS + tuple(str(Path(p).resolve()) for p in also_stable)
     digest = hashlib.sha256()
     for folder in folders:
         digest.update(f"\0{folder}\0".encode())
@@ -44,7 +46,7 @@ def fingerprint(folders) -> str:
             digest.update(b"absent")
             continue
         resolved = str(Path(folder).resolve())
-        if any(resolved == root or resolved.startswith(root + os.sep) for root in STABLE_ROOTS):
+        if any(resolved == root or resolved.startswith(root + os.sep) for root in stable):
             continue
         entries = []
         for root, dirs, files in os.walk(folder, followlinks=True):
