@@ -47,7 +47,7 @@ import torch
 from fuzz.codegen import hip_gfx950
 from fuzz.search.strategies import Case
 from fuzz.submission.program import Program
-from reference.emulation import runner_paths
+from reference.emulation import include_folders, runner_paths
 
 VERDICT = "builds_gfx950"
 PROBE_CASE = Case(2, 64, 128, seed=21)  # one call: a build made lazily, inside custom_kernel, is recorded too
@@ -291,17 +291,9 @@ def toolchain_limit(error: hip_gfx950.Diagnostic) -> str | None:
 
 
 def absent_include_dirs(command: list) -> list:
-    """The include folders a build names (``-I DIR``, ``-IDIR``, ``-isystem DIR``) that this machine does
+    """The include folders a build names (``-I DIR``, ``-IDIR``, ``-isystem DIR``...) that this machine does
     not have: the runner's filesystem, e.g. aiter's source tree at /home/runner/aiter/csrc/include."""
-    dirs, args = [], list(command or [])
-    for i, arg in enumerate(args):
-        if arg in ("-I", "-isystem") and i + 1 < len(args):
-            dirs.append(args[i + 1])
-        elif arg.startswith("-I") and len(arg) > 2:
-            dirs.append(arg[2:])
-        elif arg.startswith("-isystem") and len(arg) > 8:
-            dirs.append(arg[8:])
-    return [d for d in dict.fromkeys(dirs) if os.path.isabs(d) and not os.path.isdir(d)]
+    return [d for d in include_folders.named(command or []) if os.path.isabs(d) and not os.path.isdir(d)]
 
 
 def missing_header_elsewhere(error: hip_gfx950.Diagnostic, command: list) -> str | None:
