@@ -17,7 +17,7 @@ MAX_FILES = 20000  # beyond this a folder is fingerprinted by its own stat alone
 # Folders that change only with an install (Python's, the packages', the system's, ours): named, not walked;
 # the caller's key names the versions that matter (torch's, the toolchain's)
 STABLE_ROOTS = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (
-    sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], "/usr",
+    sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], "/usr", "/opt/rocm",
     Path(__file__).resolve().parent / "hip_cpu" / "include")))
 
 

@@ -6,6 +6,7 @@ lacks.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -297,7 +298,10 @@ def translate_header(text: str, name: str) -> str:
     return text
 
 
-def _headers_with_asm(folder: str) -> bool:
+@functools.lru_cache(maxsize=64)
+def _headers_with_asm(folder: str, fingerprint: str) -> bool:
+    """Whether a header under ``folder`` holds inline asm (``fingerprint``: the folder's state, the cache key:
+    every fresh module of a file builds again, and a folder's headers are read once per state)."""
     for root, _, files in os.walk(folder, followlinks=True):
         for name in files:
             path = os.path.join(root, name)
@@ -314,11 +318,12 @@ def staged_include_folder(folder: str) -> str:
     if not os.path.isdir(folder) or any(str(Path(folder).resolve()).startswith(root + os.sep)
                                         for root in include_folders.STABLE_ROOTS):
         return folder
-    key = hashlib.sha256(f"{folder}\0{include_folders.fingerprint([folder])}\0{model_digest()}".encode()).hexdigest()[:16]
+    state = include_folders.fingerprint([folder])
+    key = hashlib.sha256(f"{folder}\0{state}\0{model_digest()}".encode()).hexdigest()[:16]
     staged = CACHE / "headers" / key
     if staged.is_dir():
         return str(staged)
-    if not _headers_with_asm(folder):
+    if not _headers_with_asm(folder, state):
         return folder
     partial = CACHE / "headers" / f".{key}.{os.getpid()}"
     for root, _, files in os.walk(folder, followlinks=True):
