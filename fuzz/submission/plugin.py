@@ -387,10 +387,11 @@ class SubmissionSession:
     def _compiled_shape(self, test: str, case):
         """(the case to run, whether the verdict was short of time for a compile): on a compiled tier, ``case`` at
         a shape already run (steering.nearest_run_shape) when the verdict's time left has no room for compiling
-        a new one (budget.NEW_SHAPE_SECONDS); the same draw moved the same way ever after, so Hypothesis replays
+        a new one (budget.NEW_SHAPE_SECONDS), with a layout that ran at that shape (steering.compiled_layout: a new
+        layout's strides can compile too); the same draw moved the same way ever after, so Hypothesis replays
         it into the same case."""
         from fuzz.submission.budget import NEW_SHAPE_SECONDS
-        from fuzz.submission.steering import NEVER_MOVED_FOR_TIME, nearest_run_shape
+        from fuzz.submission.steering import NEVER_MOVED_FOR_TIME, compiled_layout, nearest_run_shape
 
         if not getattr(self.runner, "compiles", False) or test in NEVER_MOVED_FOR_TIME:
             return case, False
@@ -398,7 +399,10 @@ class SubmissionSession:
         if key not in self.moved_for_time:  # decided once, by the time left then: a replay runs the same case
             deadline = getattr(self.runner, "deadline", None)
             roomy = deadline is None or deadline - time.perf_counter() >= NEW_SHAPE_SECONDS
-            moved = case if roomy else nearest_run_shape(case, self.runner.shapes_run) or case
+            moved = case
+            if not roomy:  # at a shape already run, with a layout already run there (contiguous: the runner's)
+                moved = nearest_run_shape(case, self.runner.shapes_run) or case
+                moved = compiled_layout(moved, getattr(self.runner, "layouts_run", set()))
             self.moved_for_time[key] = moved, not roomy
         return self.moved_for_time[key]
 

@@ -29,7 +29,7 @@ from fuzz.submission import compile_ahead, zygote
 from fuzz.submission.answers import SPECULATED_OUTPUT, device_faulted
 from fuzz.submission.budget import NEW_SHAPE_SECONDS, PREDICTION_VERDICTS, BudgetExhausted
 from fuzz.submission.patience import Patience
-from fuzz.submission.steering import ShapeEvidence, shape_key
+from fuzz.submission.steering import ShapeEvidence, layout_key, shape_key
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding fuzz/ and reference/
 TASK_FALLBACK = PACKAGE_ROOT / "fuzz" / "examples" / "task.py"
@@ -486,6 +486,7 @@ class SubmissionRunner:
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
         # (M, N, K) of every case a good program built: on a compiled tier their kernels are compiled
         self.shapes_run: set = set()
+        self.layouts_run: set = set()  # (M, N, K, layout) of every good program (steering.layout_key)
         self.triton_launches = 0  # Triton kernels the file's calls launched (good programs)
         # verdict -> programs run, their wall time here, and the worker's seconds by step kind (reload: the
         # module executed afresh; build: inputs; call: the file's code; interpreted: inside Triton's interpreter)
@@ -783,6 +784,7 @@ class SubmissionRunner:
         else:
             self.slowest_good_run = max(self.slowest_good_run, result.seconds)
             self.shapes_run.update(self.new_shapes(steps))
+            self.layouts_run.update(layout_key(s["case"]) for s in steps if s.get("do") in ("build", "write"))
             self.triton_launches += result.progress.get("launches", 0)
         if self.deadline is not None:
             self.seen[key] = result

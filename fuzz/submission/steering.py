@@ -178,6 +178,21 @@ def shape_key(case_json: dict) -> tuple:
     return case_json["m"], case_json["n"], case_json["k"]
 
 
+def layout_key(case_json: dict) -> tuple:
+    """(M, N, K, layout): what a program at this case ran, its strides included. A layout's strides can make a new
+    specialization of a file's Triton kernels (a stride of 1 or divisible by 16 is specialized): on the H100, a
+    correctness draw moved to a compiled (M, N, K) with its own row_sliced layout still compiled 2.9 s."""
+    return (*shape_key(case_json), case_json.get("layout", "contiguous"))
+
+
+def compiled_layout(case, run_layouts: set):
+    """``case`` with its layout made contiguous (the runner's own programs run contiguous inputs) when this
+    (M, N, K) never ran with its layout; the case itself otherwise."""
+    if case.layout == "contiguous" or layout_key(case.to_json()) in run_layouts:
+        return case
+    return dataclasses.replace(case, layout="contiguous")
+
+
 def nearest_run_shape(case, run: set):
     """``case`` moved to the (M, N, K) already run nearest to its own (by the sum of the log ratios), its layout,
     values and seed kept, the specials that no longer fit dropped; None when its own shape ran, or nothing did.

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from fuzz.search.strategies import Case
-from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, Budget
+from fuzz.submission.budget import FUZZ_FLOOR, GRACE, OFFICIAL_SHARE, RESERVE, UNCUT_CEILING, Budget
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import TIER_LIMIT, Rule, ShapeEvidence, Steering, nearest_run_shape, run_m_beside, steer
 
@@ -65,11 +65,17 @@ def test_a_gpus_default_budget_never_cuts_the_prediction_and_leaves_the_fuzzing_
     slow = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
     assert slow.begin("loads", now=4.0) is None and slow.begin("official", now=6.0) is None  # runs to its end
     assert slow.kill_at["official"] is None
-    # the prediction compiled for 14 s: the fuzzed verdicts still get the floor, the end moves with it
-    slow.begin("contract", now=20.0)
-    assert slow.end == pytest.approx(20.0 + FUZZ_FLOOR + RESERVE)
+    # the prediction ended at 9.5 s: the fuzzed verdicts still get the floor, the end moves with it
+    slow.begin("contract", now=9.5)
+    assert slow.end == pytest.approx(9.5 + FUZZ_FLOOR + RESERVE)
     assert slow.extended == pytest.approx(slow.end - 12.0)
-    assert slow.deadlines["contract"] == pytest.approx(20.0 + FUZZ_FLOOR / 2)  # contract and aliasing share it
+    assert slow.deadlines["contract"] == pytest.approx(9.5 + FUZZ_FLOOR / 2)  # contract and aliasing share it
+    # ... but never past the ceiling: a prediction ending at 13 s leaves them 1 s, one ending at 20 s nothing
+    late = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
+    late.begin("contract", now=13.0)
+    assert late.end == pytest.approx(UNCUT_CEILING) and late.deadlines["contract"] < UNCUT_CEILING - RESERVE
+    later = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
+    assert later.begin("contract", now=20.0) == 20.0 and later.left(20.0) < 0  # NOT RUN: the time ran out
     quick = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
     quick.begin("official", now=4.0)
     quick.begin("contract", now=7.0)  # done early: the default's end stands
@@ -190,6 +196,22 @@ class _CompiledRunner:
 
         self.compiles, self.deadline = True, time.perf_counter() + left
         self.shapes_run = {(16, 3072, 1536)}
+
+
+def test_a_moved_draw_keeps_its_layout_only_where_that_layout_ran():
+    from fuzz.submission.budget import NEW_SHAPE_SECONDS
+    from fuzz.submission.plugin import SubmissionSession
+
+    runner = _CompiledRunner(NEW_SHAPE_SECONDS / 2)
+    runner.layouts_run = {(16, 3072, 1536, "contiguous"), (16, 3072, 1536, "transposed")}
+    session = SubmissionSession("f.py", runner, "nvidia")
+    (kept,) = session._steered("correctness", (Case(20, 256, 1024, layout="transposed", seed=3),))
+    (made,) = session._steered("correctness", (Case(20, 256, 1024, layout="row_sliced", seed=3),))
+    (own,) = session._steered("correctness", (Case(16, 3072, 1536, layout="offset", seed=3),))  # its own shape ran
+    assert (kept.m, kept.layout) == (16, "transposed") and (made.m, made.layout) == (16, "contiguous")
+    assert (own.m, own.layout, own.seed) == (16, "contiguous", 3)
+    roomy = SubmissionSession("f.py", _CompiledRunner(NEW_SHAPE_SECONDS * 2), "nvidia")
+    assert roomy._steered("correctness", (Case(20, 256, 1024, layout="row_sliced"),))[0].layout == "row_sliced"
 
 
 def test_a_verdict_without_time_to_compile_runs_its_draw_at_a_compiled_shape_and_always_the_same_way():
