@@ -70,10 +70,11 @@ def test_a_gpus_default_budget_never_cuts_the_prediction_and_leaves_the_fuzzing_
     assert slow.end == pytest.approx(9.5 + FUZZ_FLOOR + RESERVE)
     assert slow.extended == pytest.approx(slow.end - 12.0)
     assert slow.deadlines["contract"] == pytest.approx(9.5 + FUZZ_FLOOR / 2)  # contract and aliasing share it
-    # ... but never past the ceiling: a prediction ending at 13 s leaves them 1 s, one ending at 20 s nothing
+    # ... but never past the ceiling: a prediction ending at 12 s leaves them what is left of it, one ending at 20 s nothing
     late = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
-    late.begin("contract", now=13.0)
-    assert late.end == pytest.approx(UNCUT_CEILING) and late.deadlines["contract"] < UNCUT_CEILING - RESERVE
+    late.begin("contract", now=12.0)
+    assert late.end == pytest.approx(UNCUT_CEILING)
+    assert late.deadlines["contract"] == pytest.approx(12.0 + (UNCUT_CEILING - 12.0 - RESERVE) / 2)
     later = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
     assert later.begin("contract", now=20.0) == 20.0 and later.left(20.0) < 0  # NOT RUN: the time ran out
     quick = Budget(12, order, start=0.0, tier="nvidia", uncut_prediction=True)
