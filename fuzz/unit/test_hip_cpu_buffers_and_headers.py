@@ -31,6 +31,19 @@ __global__ void load_128(const int* src, int num, int* out) {  // one lane: a 16
 __global__ void median(const float* x, float* out) { out[0] = __builtin_amdgcn_fmed3f(x[0], x[1], x[2]); }
 __global__ void dpp(int* out) { out[threadIdx.x] = __builtin_amdgcn_mov_dpp(threadIdx.x, 0x111, 0xf, 0xf, false); }
 __global__ void fp8(int* out) { out[0] = __builtin_amdgcn_cvt_pk_fp8_f32(1.0f, 2.0f, 0, false); }
+__global__ void hinted_readlane(int* out) {  // scheduling hints change nothing; readlane reads one lane
+    __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);
+    __builtin_amdgcn_iglp_opt(0);
+    __builtin_amdgcn_s_sleep(1);
+    out[threadIdx.x] = __builtin_amdgcn_readlane(100 + (int)threadIdx.x, 37);
+}
+__global__ void readlane_of_an_exited_lane(int* out) {
+    if (threadIdx.x == 5) return;
+    out[threadIdx.x] = __builtin_amdgcn_readlane((int)threadIdx.x, 5);
+}
+extern "C" int run_readlane(int* out, int exited) {
+    if (exited) readlane_of_an_exited_lane<<<1, 64>>>(out); else hinted_readlane<<<1, 64>>>(out);
+    return (int)hipGetLastError(); }
 __fp16 half_of(float x) { return (__fp16)(x * 0.5f); }  // a returned __fp16, as opus.hpp's casts
 extern "C" float halve(float x) { return (float)half_of(x); }
 extern "C" int run_load(const int* src, int num, int shift, int soffset, int* out, int lanes) {
@@ -100,6 +113,13 @@ def test_median_of_three(lib):
 def test_declared_only_builtins_are_not_run_when_reached(lib, run, name):
     assert getattr(lib, run)(ints(*([0] * 64))) == NOT_MODELLED
     assert name in lib.hip_cpu_take_unmodelled().decode()
+
+
+def test_scheduling_hints_change_nothing_and_readlane_reads_one_lane(lib):
+    out = ints(*([0] * 64))
+    assert lib.run_readlane(out, 0) == 0 and list(out) == [137] * 64
+    assert lib.run_readlane(out, 1) == NOT_MODELLED
+    assert "exited" in lib.hip_cpu_take_unmodelled().decode()
 
 
 def test_a_returned_fp16_is_binary16(lib):

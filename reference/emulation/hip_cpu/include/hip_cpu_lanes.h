@@ -83,6 +83,15 @@ inline int __builtin_amdgcn_readfirstlane_cpu(int v) {
     });
 }
 #define __builtin_amdgcn_readfirstlane __builtin_amdgcn_readfirstlane_cpu
+// readlane: the value lane ``lane`` (uniform, mod 64) holds; a lane that has exited holds what the model
+// does not know: NOT RUN.
+inline int __builtin_amdgcn_readlane_cpu(int v, int lane) {
+    int source = lane & 63;
+    if (::hipcpu::wave_exchange(0, [&] { return (int)::hipcpu::lane_exited(source); }))
+        ::hipcpu::not_modelled("__builtin_amdgcn_readlane of a lane that has exited");
+    return ::hipcpu::shfl_from(v, source);
+}
+#define __builtin_amdgcn_readlane __builtin_amdgcn_readlane_cpu
 // mbcnt: the count of set bits of the mask below this lane (lo: lanes 0-31, hi: lanes 32-63), plus base.
 inline unsigned __builtin_amdgcn_mbcnt_lo_cpu(unsigned mask, unsigned base) {
     unsigned lane = __lane_id();
@@ -100,6 +109,10 @@ inline unsigned __builtin_amdgcn_mbcnt_hi_cpu(unsigned mask, unsigned base) {
 #define __builtin_amdgcn_s_waitcnt(x) ((void)0)
 #define __builtin_amdgcn_sched_barrier(x) ((void)0)
 #define __builtin_amdgcn_s_setprio(x) ((void)0)
+// Scheduling hints and a sleep: they order or delay instructions, never change a value.
+#define __builtin_amdgcn_sched_group_barrier(mask, size, group) ((void)0)
+#define __builtin_amdgcn_iglp_opt(x) ((void)0)
+#define __builtin_amdgcn_s_sleep(x) ((void)0)
 #define __builtin_amdgcn_workitem_id_x() (threadIdx.x)
 #define __builtin_amdgcn_workgroup_id_x() (blockIdx.x)
 
