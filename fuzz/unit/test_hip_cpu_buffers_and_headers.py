@@ -176,3 +176,17 @@ def test_an_edited_header_is_rebuilt(tmp_path):
         library.run(out, 0)
         results.append(out[0])
     assert results == [5, 6]
+
+
+def test_a_headers_dynamic_lds_array_is_translated_as_the_sources_is(tmp_path):
+    """``extern __shared__`` in an included header (no inline asm there) is staged and translated too."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "lds.hpp").write_text(
+        "#pragma once\n__device__ inline int via_lds(int v) { extern __shared__ int dyn[]; dyn[threadIdx.x] = v; "
+        "__syncthreads(); return dyn[(threadIdx.x + 1) % blockDim.x]; }\n")
+    source = ('#include <hip/hip_runtime.h>\n#include "lds.hpp"\n__global__ void k(int* o) { o[threadIdx.x] = '
+              'via_lds(threadIdx.x); }\nextern "C" int run(int* o) { k<<<1, 64, 64 * sizeof(int)>>>(o); '
+              'return (int)hipGetLastError(); }\n')
+    library = ctypes.CDLL(str(build.compile_shared([source], tmp_path / "a.so", includes=[str(tmp_path / "inc")])))
+    out = ints(*([0] * 64))
+    assert library.run(out) == 0 and list(out) == [(t + 1) % 64 for t in range(64)]

@@ -300,23 +300,29 @@ def translate_header(text: str, name: str) -> str:
     return text
 
 
+# What ``translate_header`` changes: a header without any of these is read as it is
+NEEDS_TRANSLATION = (INLINE_ASM, EXTERN_SHARED, LAUNCH, INTRINSIC_LABEL)
+
+
 @functools.lru_cache(maxsize=64)
-def _headers_with_asm(folder: str, fingerprint: str) -> bool:
-    """Whether a header under ``folder`` holds inline asm (``fingerprint``: the folder's state, the cache key:
-    every fresh module of a file builds again, and a folder's headers are read once per state)."""
+def _headers_to_translate(folder: str, fingerprint: str) -> bool:
+    """Whether a header under ``folder`` holds what the model translates (inline asm, ``extern __shared__``
+    arrays, ``<<<>>>`` launches, intrinsics declared by asm label); ``fingerprint``, the folder's state, is the
+    cache key: every fresh module of a file builds again, and a folder's headers are read once per state."""
     for root, _, files in os.walk(folder, followlinks=True):
         for name in files:
             path = os.path.join(root, name)
             if name.endswith(HEADER_SUFFIXES) and os.path.getsize(path) <= HEADER_BYTES:
                 with open(path, errors="replace") as handle:
-                    if INLINE_ASM.search(handle.read()):
-                        return True
+                    text = handle.read()
+                if any(pattern.search(text) for pattern in NEEDS_TRANSLATION):
+                    return True
     return False
 
 
 def staged_include_folder(folder: str) -> str:
-    """``folder`` itself, or where its headers hold inline asm, a copy of its headers translated by
-    ``translate_header`` (cached by the folder's fingerprint; relative includes between them still resolve)."""
+    """``folder`` itself, or where its headers hold what the model translates, a copy of its headers translated
+    by ``translate_header`` (cached by the folder's fingerprint; relative includes between them still resolve)."""
     if not os.path.isdir(folder) or any(str(Path(folder).resolve()).startswith(root + os.sep)
                                         for root in include_folders.STABLE_ROOTS):
         return folder
@@ -325,7 +331,7 @@ def staged_include_folder(folder: str) -> str:
     staged = CACHE / "headers" / key
     if staged.is_dir():
         return str(staged)
-    if not _headers_with_asm(folder, state):
+    if not _headers_to_translate(folder, state):
         return folder
     partial = CACHE / "headers" / f".{key}.{os.getpid()}"
     for root, _, files in os.walk(folder, followlinks=True):
