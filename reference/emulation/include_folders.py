@@ -49,7 +49,7 @@ def fingerprint(folders, also_stable=()) -> str:
         if any(resolved == root or resolved.startswith(root + os.sep) for root in stable):
             continue
         entries = []
-        for root, dirs, files in os.walk(folder, followlinks=True):
+        for root, dirs, files in os.walk(folder, followlinks=False):
             dirs.sort()
             for name in sorted(files):
                 try:

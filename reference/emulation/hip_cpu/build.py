@@ -309,10 +309,14 @@ def _headers_to_translate(folder: str, fingerprint: str) -> bool:
     """Whether a header under ``folder`` holds what the model translates (inline asm, ``extern __shared__``
     arrays, ``<<<>>>`` launches, intrinsics declared by asm label); ``fingerprint``, the folder's state, is the
     cache key: every fresh module of a file builds again, and a folder's headers are read once per state."""
-    for root, _, files in os.walk(folder, followlinks=True):
+    seen = 0
+    for root, _, files in os.walk(folder, followlinks=False):  # links inside: not followed (a cycle never ends)
         for name in files:
             path = os.path.join(root, name)
             if name.endswith(HEADER_SUFFIXES) and os.path.getsize(path) <= HEADER_BYTES:
+                seen += 1
+                if seen > include_folders.MAX_FILES:
+                    return False  # a whole system tree: read as it is
                 with open(path, errors="replace") as handle:
                     text = handle.read()
                 if any(pattern.search(text) for pattern in NEEDS_TRANSLATION):
@@ -334,7 +338,7 @@ def staged_include_folder(folder: str) -> str:
     if not _headers_to_translate(folder, state):
         return folder
     partial = CACHE / "headers" / f".{key}.{os.getpid()}"
-    for root, _, files in os.walk(folder, followlinks=True):
+    for root, _, files in os.walk(folder, followlinks=False):
         for name in files:
             path = os.path.join(root, name)
             if not name.endswith(HEADER_SUFFIXES) or os.path.getsize(path) > HEADER_BYTES:
