@@ -338,7 +338,13 @@ def staged_include_folder(folder: str) -> str:
     if not _headers_to_translate(folder, state):
         return folder
     partial = CACHE / "headers" / f".{key}.{os.getpid()}"
-    for root, _, files in os.walk(folder, followlinks=False):
+    partial.mkdir(parents=True, exist_ok=True)
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in dirs:  # a linked folder inside: linked as it is (its headers read untranslated)
+            if os.path.islink(os.path.join(root, name)):
+                link = partial / os.path.relpath(os.path.join(root, name), folder)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(os.path.realpath(os.path.join(root, name)))
         for name in files:
             path = os.path.join(root, name)
             if not name.endswith(HEADER_SUFFIXES) or os.path.getsize(path) > HEADER_BYTES:
