@@ -44,6 +44,7 @@ __global__ void readlane_of_an_exited_lane(int* out) {
 extern "C" int run_readlane(int* out, int exited) {
     if (exited) readlane_of_an_exited_lane<<<1, 64>>>(out); else hinted_readlane<<<1, 64>>>(out);
     return (int)hipGetLastError(); }
+extern "C" unsigned perm(unsigned a, unsigned b, unsigned sel) { return __builtin_amdgcn_perm(a, b, sel); }
 __fp16 half_of(float x) { return (__fp16)(x * 0.5f); }  // a returned __fp16, as opus.hpp's casts
 extern "C" float halve(float x) { return (float)half_of(x); }
 extern "C" int run_load(const int* src, int num, int shift, int soffset, int* out, int lanes) {
@@ -120,6 +121,36 @@ def test_scheduling_hints_change_nothing_and_readlane_reads_one_lane(lib):
     assert lib.run_readlane(out, 0) == 0 and list(out) == [137] * 64
     assert lib.run_readlane(out, 1) == NOT_MODELLED
     assert "exited" in lib.hip_cpu_take_unmodelled().decode()
+
+
+# v_perm_b32 as clang-22 folds it for gfx950 (a probe of constant operands, compiled with -O2 -S, 2026-12-07)
+PERM_PROBE = [((0x87654321, 0xFEDCBA98, 0x07060504), 0x87654321), ((0x87654321, 0xFEDCBA98, 0x03020100), 0xFEDCBA98),
+              ((0x87654321, 0xFEDCBA98, 0x0B0A0908), 0xFF00FFFF), ((0x87654321, 0xFEDCBA98, 0x0F0E0D0C), 0xFFFFFF00),
+              ((0x07654321, 0x7EDC3A18, 0x0B0A0908), 0x00000000)]
+
+
+def perm_reference(a: int, b: int, sel: int) -> int:
+    """The ISA's byte_permute over the eight bytes {a, b} (b low)."""
+    data, out = (a << 32) | b, 0
+    for i in range(4):
+        s = (sel >> (8 * i)) & 0xFF
+        byte = 0xFF if s >= 13 else 0 if s == 12 else (0xFF if (data >> (8 * (2 * (s - 8) + 1) + 7)) & 1 else 0) \
+            if s >= 8 else (data >> (8 * s)) & 0xFF
+        out |= byte << (8 * i)
+    return out
+
+
+def test_byte_permute_as_gfx950(lib):
+    import random
+
+    lib.perm.restype = ctypes.c_uint
+    lib.perm.argtypes = [ctypes.c_uint] * 3
+    for (a, b, sel), expected in PERM_PROBE:
+        assert lib.perm(a, b, sel) == expected == perm_reference(a, b, sel)
+    rng = random.Random(7)
+    for _ in range(2000):  # every selector byte value appears
+        a, b, sel = rng.getrandbits(32), rng.getrandbits(32), rng.getrandbits(32)
+        assert lib.perm(a, b, sel) == perm_reference(a, b, sel)
 
 
 def test_a_returned_fp16_is_binary16(lib):

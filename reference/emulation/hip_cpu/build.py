@@ -32,7 +32,7 @@ MODELLED_BUILTINS = frozenset({
     "__builtin_amdgcn_workgroup_id_x",
     "__builtin_amdgcn_make_buffer_rsrc", "__builtin_amdgcn_fmed3f", "__builtin_amdgcn_fmed3h",
     "__builtin_amdgcn_readlane", "__builtin_amdgcn_sched_group_barrier", "__builtin_amdgcn_iglp_opt",
-    "__builtin_amdgcn_s_sleep",
+    "__builtin_amdgcn_s_sleep", "__builtin_amdgcn_perm",
     *(f"__builtin_amdgcn_raw_buffer_{op}_b{bits}" for op in ("load", "store") for bits in (8, 16, 32, 64, 96, 128)),
 })
 # Declared by the model so that sources and headers using them build; a launch that reaches one ends NOT RUN,

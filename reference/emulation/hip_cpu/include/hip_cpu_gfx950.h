@@ -384,3 +384,21 @@ inline hipcpu_v2f __builtin_amdgcn_cvt_pk_f32_fp8_cpu(int, bool) {
 #define __builtin_amdgcn_cvt_pk_fp8_f32 __builtin_amdgcn_cvt_pk_fp8_f32_cpu
 #define __builtin_amdgcn_cvt_f32_fp8 __builtin_amdgcn_cvt_f32_fp8_cpu
 #define __builtin_amdgcn_cvt_pk_f32_fp8 __builtin_amdgcn_cvt_pk_f32_fp8_cpu
+
+// v_perm_b32: each byte of the result picked by the selector's byte from the eight bytes {S0, S1} (S1 bytes
+// 0-3 are 0-3, S0's are 4-7); 8-11 replicate the sign bit of byte 1, 3, 5, 7; 12 is 0x00, 13 and above 0xFF
+// (the ISA's byte_permute; LLVM's gfx950 constant folding gives the same on a probe, docs/hip_cpu.md).
+inline unsigned __builtin_amdgcn_perm_cpu(unsigned s0, unsigned s1, unsigned selector) {
+    unsigned long long in = ((unsigned long long)s0 << 32) | s1;
+    unsigned out = 0;
+    for (int i = 0; i < 4; ++i) {
+        unsigned sel = (selector >> (8 * i)) & 0xFF, byte;
+        if (sel >= 13) byte = 0xFF;
+        else if (sel == 12) byte = 0x00;
+        else if (sel >= 8) byte = ((in >> (8 * (2 * (sel - 8) + 1) + 7)) & 1) ? 0xFF : 0x00;
+        else byte = (in >> (8 * sel)) & 0xFF;
+        out |= byte << (8 * i);
+    }
+    return out;
+}
+#define __builtin_amdgcn_perm __builtin_amdgcn_perm_cpu
