@@ -108,6 +108,9 @@ def build_lines(build: dict) -> list:
         outcome = f"not built here ({build['not_checked']}): says nothing about the runner"
     else:
         outcome = "does not build"
+    # where the runner's own folders were read from here (reference/emulation/runner_paths.py: a stand-in checkout)
+    stand_ins = [part for part in (build.get("note") or "").split("; ") if part.startswith("/home/runner/")]
+    outcome += "".join(f" ({part})" for part in stand_ins)
     return [f"gfx950      {build['build']}: {outcome}"] + [
         f"              {k['name'].split('(')[0]} line {k['line']}: {k['vgpr']} VGPRs, {k['agpr']} AGPRs, "
         f"{k['sgpr']} SGPRs, occupancy {k['occupancy']}, LDS {k['lds']} B, scratch {k['scratch']} B/lane, "

@@ -12,6 +12,7 @@ import pytest
 
 from fuzz.codegen import hip_gfx950
 from fuzz.submission import hip_builds
+from fuzz.submission.report_text import build_lines
 from reference.emulation import aiter_modes, include_folders, runner_paths
 from reference.emulation.hip_cpu import build as hip_cpu_build
 
@@ -93,6 +94,9 @@ def test_the_gfx950_build_reads_the_runners_headers_from_the_stand_in(monkeypatc
     assert f"read from {checkout}" in planned.source.note
     built = hip_gfx950.build(planned.source, planned.flags, planned.include_dirs, key_extra=planned.key_extra)
     assert built.ok and not built.cached, built.first_error()
+    (line, *_) = build_lines({**built.to_json(), "build": planned.label})
+    assert line.endswith(f"builds (/home/runner/aiter read from {checkout} (commit unknown, not a git checkout, "
+                         "the runner's is f3be04a12a0c))"), line
 
 
 @pytest.mark.skipif(hip_cpu_build.find_clang() is None, reason="no clang++ here: the HIP CPU model needs it")

@@ -77,7 +77,7 @@ def checkout_commit(root: Path) -> str:
         return "commit unknown"
     head = done.stdout.strip()
     if done.returncode != 0 or not head:
-        return "commit unknown: not a git checkout; the runner's is " + RUNNER_AITER_COMMIT
+        return "commit unknown, not a git checkout, the runner's is " + RUNNER_AITER_COMMIT
     if head.startswith(RUNNER_AITER_COMMIT):
         return f"at {RUNNER_AITER_COMMIT}, the runner's commit"
     return f"at {head[:12]}, not the runner's {RUNNER_AITER_COMMIT}: its headers may differ from the runner's"
