@@ -32,10 +32,10 @@ GPU under 15 s (the report and the exit, under a second, and a last program's ov
 
 On a GPU the default does not cut the runner's prediction (``uncut_prediction``): loads, official and
 the two modes run to their end (their timeouts still apply), and the fuzzed verdicts get what is left of
-the default, at least ``FUZZ_FLOOR`` seconds but never past ``UNCUT_CEILING`` seconds of the check. A GPU check is compile-bound where the file has kernels of
-its own: each new specialization costs 0.4 to 1 s of Triton's compiler on the H200 host, a file that
-picks a config per shape needs ten of them for the runner's shapes (14 to 38 s of prediction with cold
-caches, stop 43), and a 12 s cap left "test: NOT RUN, the time budget ran out" as the headline of most
+the default, at least ``FUZZ_FLOOR`` seconds but never past ``UNCUT_CEILING`` seconds of the check. A GPU
+check is compile-bound where the file has kernels of its own: each new specialization costs 0.4 to 1 s of
+Triton's compiler on the H200 host, a file that picks a config per shape needs ten of them for the runner's
+shapes (14 to 38 s of prediction with cold caches, stop 43), and a 12 s cap left "test: NOT RUN, the time budget ran out" as the headline of most
 real files. What the runner will say is the answer a user waits for; ``--budget S`` still ends
 everything, the prediction included, within S."""
 from __future__ import annotations

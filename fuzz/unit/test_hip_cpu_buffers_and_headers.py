@@ -194,14 +194,19 @@ def test_an_included_folder_with_inline_asm_builds_and_only_its_asm_is_not_run(t
                              tmp_path / "b.so", includes=[str(folder)])
 
 
-def test_an_edited_header_is_rebuilt(tmp_path):
+@pytest.mark.parametrize("with_asm", [True, False], ids=["staged", "read_in_place"])
+def test_an_edited_header_is_rebuilt(tmp_path, with_asm):
+    """A staged folder's copy is named by its state; a folder read in place is in the build's key by its state."""
     folder = tmp_path / "include"
     (folder / "helpers").mkdir(parents=True)
     header = folder / "helpers" / "add.hpp"
     source = USER.replace("plain_add(2, VALUE)", "plain_add(2, 3)")
+    if not with_asm:
+        source = source.replace("use_asm ? asm_add(2, 3) : ", "")
+    text = HEADER if with_asm else HEADER[:HEADER.index("__device__ inline int asm_add")]
     results = []
     for body in ("return a + b;", "return a * b;"):
-        header.write_text(HEADER.replace("return a + b;", body))
+        header.write_text(text.replace("return a + b;", body))
         library = ctypes.CDLL(str(build.compile_shared([source], tmp_path / f"{len(results)}.so", includes=[str(folder)])))
         out = ints(0)
         library.run(out, 0)

@@ -21,32 +21,53 @@ STABLE_ROOTS = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (
     Path(__file__).resolve().parent / "hip_cpu" / "include")))
 
 
+def _folders(args: list):
+    """(index, the flag before the folder or "" for its own argument, folder) of each folder in ``args``."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in FOLDER_FLAGS and i + 1 < len(args):  # "-I DIR": the folder is the next argument
+            yield i + 1, "", args[i + 1]
+            i += 2
+            continue
+        prefix = next((p for p in FOLDER_FLAGS if isinstance(arg, str) and arg.startswith(p) and len(arg) > len(p)),
+                      None)
+        if prefix:  # "-IDIR"
+            yield i, prefix, arg[len(prefix):]
+        i += 1
+
+
+def mapped(flags, folder_to) -> list:
+    """``flags`` with each folder named by ``-I DIR``, ``-IDIR``, ``-isystem DIR``... replaced by
+    ``folder_to(DIR)``; every other argument kept as it is."""
+    out = list(flags)
+    for i, prefix, folder in _folders(out):
+        out[i] = prefix + folder_to(folder)
+    return out
+
+
 def named(flags) -> list:
     """The folders named by ``-I DIR``, ``-IDIR``, ``-isystem DIR``... in ``flags``, in order, once each."""
-    folders, args = [], [f for f in flags if isinstance(f, str)]
-    for i, arg in enumerate(args):
-        if arg in FOLDER_FLAGS and i + 1 < len(args):
-            folders.append(args[i + 1])
-            continue
-        for flag in FOLDER_FLAGS:
-            if arg.startswith(flag) and len(arg) > len(flag) and not (flag == "-I" and arg.startswith("-isystem")):
-                folders.append(arg[len(flag):])
-                break
-    return list(dict.fromkeys(folders))
+    return list(dict.fromkeys(folder for _, _, folder in _folders([f for f in flags if isinstance(f, str)])))
+
+
+def is_stable(folder: str, also_stable=()) -> bool:
+    """Whether ``folder`` lies under ``STABLE_ROOTS`` or ``also_stable``: it changes only with an install."""
+    resolved = str(Path(folder).resolve())
+    roots = STABLE_ROOTS + tuple(str(Path(p).resolve()) for p in also_stable)
+    return any(resolved == root or resolved.startswith(root + os.sep) for root in roots)
 
 
 def fingerprint(folders, also_stable=()) -> str:
     """A digest of each folder's files (path, size, modification time), or of its absence; folders under
     ``STABLE_ROOTS`` or ``also_stable`` (the caller's own headers) by their names alone."""
-    stable = STABLE_ROOTS + tuple(str(Path(p).resolve()) for p in also_stable)
     digest = hashlib.sha256()
     for folder in folders:
         digest.update(f"\0{folder}\0".encode())
         if not os.path.isdir(folder):
             digest.update(b"absent")
             continue
-        resolved = str(Path(folder).resolve())
-        if any(resolved == root or resolved.startswith(root + os.sep) for root in stable):
+        if is_stable(folder, also_stable):
             continue
         entries = []
         for root, dirs, files in os.walk(folder, followlinks=False):

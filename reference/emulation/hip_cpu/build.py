@@ -327,8 +327,7 @@ def _headers_to_translate(folder: str, fingerprint: str) -> bool:
 def staged_include_folder(folder: str) -> str:
     """``folder`` itself, or where its headers hold what the model translates, a copy of its headers translated
     by ``translate_header`` (cached by the folder's fingerprint; relative includes between them still resolve)."""
-    if not os.path.isdir(folder) or any(str(Path(folder).resolve()).startswith(root + os.sep)
-                                        for root in include_folders.STABLE_ROOTS):
+    if not os.path.isdir(folder) or include_folders.is_stable(folder):
         return folder
     state = include_folders.fingerprint([folder])
     key = hashlib.sha256(f"{folder}\0{state}\0{model_digest()}".encode()).hexdigest()[:16]
@@ -363,19 +362,7 @@ def staged_include_folder(folder: str) -> str:
 def model_include_flags(flags) -> list:
     """A build's flags with each include folder (``-I DIR``, ``-IDIR``, ``-isystem DIR``) replaced by its
     staged copy where its headers need translating for the model."""
-    out, args = [], list(flags)
-    i = 0
-    while i < len(args):
-        flag = args[i]
-        if flag in include_folders.FOLDER_FLAGS and i + 1 < len(args):
-            out += [flag, staged_include_folder(args[i + 1])]
-            i += 2
-            continue
-        prefix = next((p for p in include_folders.FOLDER_FLAGS if isinstance(flag, str) and flag.startswith(p)
-                       and len(flag) > len(p) and not (p == "-I" and flag.startswith("-isystem"))), None)
-        out.append(prefix + staged_include_folder(flag[len(prefix):]) if prefix else flag)
-        i += 1
-    return out
+    return include_folders.mapped(flags, staged_include_folder)
 
 
 LAST_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[^\n]*\n", re.MULTILINE)
