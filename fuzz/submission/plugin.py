@@ -241,6 +241,7 @@ class SubmissionSession:
         test = self.runner.verdict
         args = self._steered(test, args)
         started = time.perf_counter()
+        in_programs = self._program_wall(test)
         from fuzz.submission.runner import WorkerBug
 
         try:
@@ -266,6 +267,8 @@ class SubmissionSession:
             # (``pytest_runtest_logreport`` turns this skip into the verdict's PASS or FAIL).
             pytest.skip(f"{BUDGET_CUT}{cut.why}")
         self._spent(test, outcome.status, started)
+        if hasattr(self.runner, "note_judging"):  # the next example's gate counts this one's judging
+            self.runner.note_judging(test, time.perf_counter() - started - (self._program_wall(test) - in_programs))
         self.record(FURTHER_SEARCHES.get(test, test)).compiled_shapes += self.moved_now
         if outcome.status in ("pass", "fail", "reported"):
             self.conclusive[test] = self.conclusive.get(test, 0) + 1
@@ -313,6 +316,10 @@ class SubmissionSession:
         cannot be reached (Hypothesis would otherwise reject example after example until Unsatisfiable)."""
         stats = self.runner.call_stats
         return stats["returned"] == 0 and stats["raised"] >= enough
+
+    def _program_wall(self, test: str) -> float:
+        """Wall seconds the runner's programs of ``test`` took so far (its time profile)."""
+        return getattr(self.runner, "profile", {}).get(test, {}).get("program_wall", 0.0)
 
     def _spent(self, test: str, status: str, started: float) -> None:
         """Seconds of one example's check (programs and judging), by how it ended: the time profile."""

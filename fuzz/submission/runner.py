@@ -484,6 +484,9 @@ class SubmissionRunner:
         self.verdict = ""
         self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
+        # verdict -> seconds its last examples spent here outside their programs (judging, Hypothesis): the plugin
+        # adds them, and the gate counts them too, since a program's verdict is not in before they are spent
+        self.judging: dict = {}
         # (M, N, K) of every case a good program built: on a compiled tier their kernels are compiled
         self.shapes_run: set = set()
         self.layouts_run: set = set()  # (M, N, K, layout) of every good program (steering.layout_key)
@@ -700,6 +703,26 @@ class SubmissionRunner:
         return [shape_key(s["case"]) for s in steps if s.get("do") in ("build", "write")
                 and shape_key(s["case"]) not in self.shapes_run]
 
+    def estimate(self) -> float:
+        """Seconds the current verdict's next program and the judging of its answer are expected to take: the
+        medians of the verdict's last ones. A verdict's first program has none of its own: it takes the other
+        fuzzed verdicts' (on the H100 host a first correctness program estimated at 0 s started 0.5 s before its
+        deadline and its example ended 3.1 s past it, stop 54); the runner's prediction programs, which run the
+        full shapes, are no measure of a fuzzed one."""
+        def median(own: dict) -> float:
+            values = own.get(self.verdict) or [s for v, seen in own.items() if v not in PREDICTION_VERDICTS
+                                                for s in seen]
+            values = sorted(values)
+            return values[len(values) // 2] if values else 0.0
+
+        return median(self.durations) + median(self.judging)
+
+    def note_judging(self, verdict: str, seconds: float) -> None:
+        """One example of ``verdict`` spent ``seconds`` here outside its programs (the plugin's measure)."""
+        kept = self.judging.setdefault(verdict, [])
+        kept.append(max(0.0, seconds))
+        del kept[:-5]
+
     def _budget_gate(self, key: str, steps: list) -> RunResult | None:
         """A result already seen for this program once the deadline is near, else None to run it; raises
         BudgetExhausted when it would not end in time. On a compiled tier a program at a shape nothing ran
@@ -707,8 +730,7 @@ class SubmissionRunner:
         if self.deadline is None:
             return None
         now = time.perf_counter()
-        recent = sorted(self.durations.get(self.verdict, []))
-        estimate = recent[len(recent) // 2] if recent else 0.0
+        estimate = self.estimate()
         if self.compiles and self.verdict not in PREDICTION_VERDICTS and self.new_shapes(steps):
             estimate = max(estimate, NEW_SHAPE_SECONDS)  # the runner's own programs are never held back by a guess
         if now + estimate <= self.deadline:

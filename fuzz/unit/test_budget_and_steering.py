@@ -274,6 +274,62 @@ def test_on_a_compiled_tier_a_program_at_a_new_shape_is_not_started_without_time
         runner.close()
 
 
+def test_a_programs_estimate_counts_the_judging_and_a_first_program_takes_the_other_verdicts_medians(tmp_path):
+    import time
+
+    from fuzz.submission.budget import BudgetExhausted
+    from fuzz.submission.program import Program
+    from fuzz.submission.runner import SubmissionRunner
+
+    runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py")
+    try:
+        runner.verdict = "correctness"
+        assert runner.estimate() == 0.0  # nothing ran yet
+        runner.durations = {"official": [9.0, 9.0, 9.0], "contract": [0.2, 0.4, 0.3]}
+        runner.note_judging("contract", 0.5)
+        assert runner.estimate() == pytest.approx(0.3 + 0.5)  # the fuzzed verdicts', never the prediction's
+        runner.durations["correctness"] = [1.0]
+        for seconds in (0.1, 0.1, -1.0, 2.0, 0.1, 0.1):  # the last five, never negative
+            runner.note_judging("correctness", seconds)
+        assert runner.judging["correctness"] == [0.1, 0.0, 2.0, 0.1, 0.1]
+        assert runner.estimate() == pytest.approx(1.0 + 0.1)
+        program = Program.single_call(Case(16, 3072, 1536))
+        runner.deadline = time.perf_counter() + 0.9  # the program fits; its judging would not
+        with pytest.raises(BudgetExhausted):
+            runner._budget_gate("p", program.steps)
+        runner.deadline = time.perf_counter() + 5.0
+        assert runner._budget_gate("p", program.steps) is None
+    finally:
+        runner.close()
+
+
+def test_the_session_tells_the_runner_what_an_example_spent_outside_its_programs():
+    from fuzz.submission.checks import Outcome
+    from fuzz.submission.plugin import SubmissionSession
+
+    class Runner:
+        verdict, deadline, profile, path = "contract", None, {}, "f.py"
+
+        def __init__(self):
+            self.judged = []
+
+        def note_judging(self, verdict, seconds):
+            self.judged.append((verdict, seconds))
+
+    def check(context, case):  # a program of 0.2 s and about 0.05 s of judging
+        runner.profile["contract"] = {"program_wall": 0.2}
+        time.sleep(0.25)
+        return Outcome("contract", "pass", "")
+
+    import time
+
+    runner = Runner()
+    session = SubmissionSession("f.py", runner, "cpu")
+    session.check(check, Case(16, 256, 256))
+    [(verdict, seconds)] = runner.judged
+    assert verdict == "contract" and 0.04 <= seconds < 0.2
+
+
 # ---------------------------------------------------------------------------------------------------
 # One check, end to end
 
