@@ -487,6 +487,8 @@ class SubmissionRunner:
         # verdict -> seconds its last examples spent here outside their programs (judging, Hypothesis): the plugin
         # adds them, and the gate counts them too, since a program's verdict is not in before they are spent
         self.judging: dict = {}
+        self.hip_builds_seen: list = []  # every HIP/CUDA build a program recorded (_note_hip_builds)
+        self.hip_builds_keys: set = set()
         # (M, N, K) of every case a good program built: on a compiled tier their kernels are compiled
         self.shapes_run: set = set()
         self.layouts_run: set = set()  # (M, N, K, layout) of every good program (steering.layout_key)
@@ -703,6 +705,18 @@ class SubmissionRunner:
         return [shape_key(s["case"]) for s in steps if s.get("do") in ("build", "write")
                 and shape_key(s["case"]) not in self.shapes_run]
 
+    def _note_hip_builds(self, records: list) -> None:
+        """Keep each HIP/CUDA build any program of this check recorded (its reload included), once: a file that
+        builds only where its library is missing (``if not os.path.exists(so): hipcc ...``) builds in the first
+        program of one worker, and ``builds_gfx950``'s own probe may run elsewhere."""
+        for record in records:
+            for build in record.get("hip_builds", []):
+                key = json.dumps([build.get(k) for k in ("api", "name", "sources", "options", "command")],
+                                 sort_keys=True)
+                if key not in self.hip_builds_keys:
+                    self.hip_builds_keys.add(key)
+                    self.hip_builds_seen.append(build)
+
     def estimate(self) -> float:
         """Seconds the current verdict's next program and the judging of its answer are expected to take: the
         medians of the verdict's last ones. A verdict's first program has none of its own: it takes the other
@@ -792,6 +806,7 @@ class SubmissionRunner:
             if not _retried:
                 return self.run(steps, timeout, _retried=True)
             raise WorkerBug(f"mxfp4-fuzz worker error (a bug of ours):\n{answer['internal']}")
+        self._note_hip_builds(answer["records"])
         result = RunResult("ok", answer["records"][1:], answer["seconds"], timeout=timeout, hard_cap=hard_cap,
                            progress=_rated(answer.get("counters", {})), timing=answer.get("timing", {}),
                            **answer["_output"])

@@ -193,6 +193,40 @@ def test_the_same_build_recorded_by_every_program_is_built_once():
     assert hip_builds.distinct([a, dict(a), {**a, "name": "y"}]) == [a, {**a, "name": "y"}]
 
 
+def test_a_build_another_program_recorded_is_judged_though_the_probe_saw_none(tmp_path, toolchain):
+    """A file that builds only when its library is missing records the build in the first program of one worker;
+    builds_gfx950's probe, a later program, saw none and said SKIP (kernelsanders #226 on a warm worker, stop 54).
+    The runner keeps every program's builds, once each."""
+    from types import SimpleNamespace
+
+    from fuzz.submission.runner import SubmissionRunner
+
+    attempt = {"api": "load_inline", "name": "x", "where": "f.py:3", "command": [], "options": {},
+               "sources": {"x.cu": KERNEL_CU}}
+    runner = SimpleNamespace(path=str(tmp_path / "f.py"), hip_builds_seen=[], hip_builds_keys=set())
+    for _ in range(2):
+        SubmissionRunner._note_hip_builds(runner, [{"hip_builds": [dict(attempt)]}, {"out": "y"}])
+    assert runner.hip_builds_seen == [attempt]
+
+    class Ctx:
+        tier = TIER
+
+        def __init__(self, runner):
+            self.runner = runner
+
+        def execute(self, program):
+            return SimpleNamespace(kind="ok"), {"y": {"hip_builds": []}}
+
+        def outcome(self, verdict, status, summary, *rest, **kw):
+            return SimpleNamespace(verdict=verdict, status=status, summary=summary)
+
+    outcome, why, report = hip_builds.check_builds_gfx950(Ctx(runner))
+    assert outcome is not None and outcome.status == "pass" and len(report) == 1, why
+    runner.hip_builds_seen = []
+    outcome, why, _ = hip_builds.check_builds_gfx950(Ctx(runner))
+    assert outcome is None and "builds no HIP" in why
+
+
 def test_compile_flags_keep_what_changes_code_and_drop_arch_and_link():
     flags = ["-O3", "-I", "inc", "-DX=1", "--offload-arch=gfx942", "-ffast-math", "-lfoo", "-Wl,-rpath,x", "-x", "hip",
              "-o", "out.so", "-shared", "-mcumode"]

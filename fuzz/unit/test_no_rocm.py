@@ -197,3 +197,34 @@ def test_an_own_pybind_module_beside_functions_is_the_files_build_failure_under_
         assert no_rocm.defines_init_twice("fp4_gemm", message)
     assert not no_rocm.defines_init_twice("fp4_gemm", "error: redefinition of 'PyInit_other_hipcpu'")
     assert not no_rocm.defines_init_twice("fp4_gemm", "error: redefinition of 'helper'")
+
+
+@pytest.mark.skipif(build.find_clang() is None, reason="no clang++ here: the HIP CPU model needs it")
+def test_a_library_an_earlier_check_built_at_the_files_path_is_built_again_as_the_runner_would(tmp_path):
+    """Real files cache their hipcc build at a path of their own (``if os.path.exists(so): return CDLL(so)``).
+    The CPU model's build lands there and outlives the check: every later check on the machine loaded it
+    without building, and builds_gfx950 said SKIP ("the file builds no HIP") where the runner, which starts
+    without the library, builds it (kernelsanders #226, stop 54). A later process's first load of it builds it
+    again and records the build; its further loads, and a library changed since, do not."""
+    source, library = tmp_path / "k.hip", tmp_path / "cache" / "lib_k.so"
+    source.write_text('extern "C" __global__ void k(int* x) { x[threadIdx.x] = 7; }\n')
+    library.parent.mkdir()
+    as_a_file_does = f"""
+        import ctypes, os, subprocess
+        so = "{library}"
+        if os.path.exists(so):
+            ctypes.CDLL(so); ctypes.CDLL(so)  # a fresh module of the file loads it again
+        else:
+            subprocess.run(["hipcc", "--offload-arch=gfx950", "-shared", "-fPIC", "-o", so, "{source}"], check=True)
+            ctypes.CDLL(so)
+        for a in no_rocm.attempts():
+            print(a.api, a.command[0], a.cpu_model.split(":")[0], "__global__" in a.sources["k.hip"])
+    """
+    first, second = run_script(as_a_file_does), run_script(as_a_file_does)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.splitlines() == ["subprocess hipcc built True"]
+    assert second.stdout.splitlines() == ["subprocess hipcc built (again True"]
+    library.write_bytes(library.read_bytes() + b"\0")  # changed by something else: loaded as it is
+    third = run_script(as_a_file_does)
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.splitlines() == []

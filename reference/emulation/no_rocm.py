@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -218,6 +220,90 @@ def _build_on_cpu_model(parts: dict) -> str:
         raise HipNotModelled(2, f"the CPU model's host compiler refused it: {error}", parts["sources"][0]) from None
     _register_library(parts["output"])
     return "built"
+
+
+# Libraries the CPU model built at a file's own path (``hipcc -shared -o /tmp/lib_<hash>.so``) outlive the check:
+# a file that loads such a path when it exists (a build cache of its own, common in real files) would skip its
+# build in every later check on this machine and ``builds_gfx950`` would have nothing to compile, where the
+# runner, which starts without the library, builds it. Each such output is recorded here (its command and
+# sources), and a later process's first load of it runs the build again, as the runner would.
+
+
+def _output_record(output: str):
+    from reference.emulation.hip_cpu import build
+
+    digest = hashlib.sha256(os.path.abspath(output).encode()).hexdigest()[:16]
+    return build.CACHE / "outputs" / f"{digest}.json"
+
+
+def _file_digest(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _build_scope() -> str:
+    """This process (a pid reused later is told apart by its start): each worker of a check builds the library
+    again once, so the first program of every worker records the build, as a worker that built it itself does."""
+    if _state.get("scope_pid") != os.getpid():
+        _state.update(scope_pid=os.getpid(), scope=f"{os.getpid()}-{time.time_ns()}")
+    return _state["scope"]
+
+
+def _remember_output(parts: dict, attempt: "Attempt") -> None:
+    """Record the model's build of ``parts`` at the file's own output path (see _replay_earlier_build)."""
+    entry = {"output": parts["output"], "sha256": _file_digest(parts["output"]), "scope": _build_scope(),
+             "sources": [_read(p) for p in parts["sources"]], "defines": parts["defines"],
+             "includes": parts["includes"], "attempt": attempt.to_json()}
+    _write_record(_output_record(parts["output"]), entry)
+
+
+def _write_record(record, entry: dict) -> None:
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        staged = record.with_name(f".{record.name}.{os.getpid()}")
+        staged.write_text(json.dumps(entry))
+        os.replace(staged, record)
+    except OSError:
+        pass  # without the record a later check loads the library as the file finds it (its build not seen)
+
+
+def _replay_earlier_build(name) -> None:
+    """``name`` is a library the CPU model built for an earlier check at the file's own path, unchanged since:
+    build it again now (the model's cache makes that cheap) and record the build as this check's, as the
+    runner builds it. Once per check; a library built or changed by anything else is loaded as it is."""
+    try:
+        path = os.path.abspath(os.fsdecode(name))
+    except TypeError:
+        return
+    record = _output_record(path)
+    try:
+        entry = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    if entry.get("scope") == _build_scope() or entry.get("sha256") != _file_digest(path):
+        return
+    entry["scope"] = _build_scope()  # first: the build below loads the library through this hook again
+    _write_record(record, entry)
+    attempt = Attempt(**{**entry["attempt"], "where": _caller(), "cpu_model": "", "not_run": "", "seconds": 0.0})
+    _state["attempts"].append(attempt)
+    start = time.perf_counter()
+    from reference.emulation.hip_cpu import build
+
+    try:
+        build.compile_shared(entry["sources"], path, entry["defines"], entry["includes"])
+        attempt.cpu_model = ("built (again: the library at this path was left by an earlier check on this machine; "
+                             "the runner starts without it and builds it)")
+        _register_library(path)
+    except (build.NotModelled, build.BuildError) as error:  # the file loads what the earlier build left
+        attempt.cpu_model = attempt.not_run = (f"not built again ({error}): the file loads the library an earlier "
+                                               "check on this machine left at this path")
+    finally:
+        attempt.seconds = time.perf_counter() - start
+    entry["sha256"] = _file_digest(path)
+    _write_record(record, entry)
 
 
 def installed() -> bool:
@@ -715,6 +801,7 @@ def install(cuda_builds: bool = False) -> bool:
                 raise
             finally:
                 attempt.seconds = time.perf_counter() - start
+            _remember_output(parts, attempt)
             # built: the command "succeeds" (a no-op process), and the file loads the library it asked for
             noop = [sys.executable, "-c", ""]
             args = subprocess.list2cmdline(noop) if kwargs.get("shell") else noop
@@ -726,6 +813,8 @@ def install(cuda_builds: bool = False) -> bool:
     stock_cdll_init, stock_find = ctypes.CDLL.__init__, ctypes.util.find_library
 
     def cdll_init(self, name, *args, **kwargs):  # CDLL, PyDLL, cdll.LoadLibrary, cdll.<name>
+        if _state.get("cpu_model"):
+            _replay_earlier_build(name)
         library = rocm_library(name)
         if library and _state.get("cpu_model") and library.startswith(HIPRTC_MODELLED):
             from reference.emulation.hip_cpu import hiprtc
