@@ -273,7 +273,8 @@ def _write_record(record, entry: dict) -> None:
 def _replay_earlier_build(name) -> None:
     """``name`` is a library the CPU model built for an earlier check at the file's own path, unchanged since:
     build it again now (the model's cache makes that cheap) and record the build as this check's, as the
-    runner builds it. Once per check; a library built or changed by anything else is loaded as it is."""
+    runner builds it. Once per process (_build_scope); a library built or changed by anything else since is loaded
+    as it is. A path that is no such library costs a hash of its name and a failed open."""
     try:
         path = os.path.abspath(os.fsdecode(name))
     except TypeError:
