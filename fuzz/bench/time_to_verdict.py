@@ -12,7 +12,8 @@ script fetches nothing; a file that is absent or differs is listed as such and s
 verdicts, how many examples each ran, what the budget cut short, and the time profile (plugin.py's
 ``time_profile``): worker start, the official check, programs (the module executed afresh, inputs
 built, the file's calls, inside Triton's interpreter), judging (our oracle and attribution), Hypothesis,
-and the seconds of inconclusive examples and of examples the budget ended. The tier is the machine's.
+and the seconds of inconclusive examples and of examples the budget ended; on a GPU, each Triton compile of the
+check's processes (``compiled``: which kernel, in which process, when). The tier is the machine's.
 Nothing here asserts a speed: numbers go to docs/results with the machine and date.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from fuzz.submission.progress import COMPILE_LOG_ENV  # one JSON line per compile or cache hit, per process
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("real_files.json")
@@ -69,10 +72,14 @@ def manifest_files(files_dir: Path) -> tuple[list, list]:
 def check_one(label: str, path: Path, out: Path, options: list, timeout: float) -> dict:
     report = out / f"{label}.json"
     command = [sys.executable, "-m", "fuzz.cli", "check", str(path), "--report", str(report), *options]
+    compile_log = out / f"{label}.compiles"  # every process of the check logs its Triton compiles here
+    compile_log.mkdir(exist_ok=True)
+    env = {**os.environ, COMPILE_LOG_ENV: str(compile_log)}
     started, launched = time.perf_counter(), time.time()
     with open(out / f"{label}.log", "wb") as log:
         try:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT).returncode
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT,
+                                  env=env).returncode
         except subprocess.TimeoutExpired:
             code = None
     seconds, ended = time.perf_counter() - started, time.time()
@@ -85,6 +92,7 @@ def check_one(label: str, path: Path, out: Path, options: list, timeout: float) 
     row.update(summarize(data))
     phases = data.get("phases") or {}
     row["where"].update(outside_session(phases, launched, ended))
+    row["compiled"] = compiled(compile_log, launched)
     # each stamp in seconds after the command's launch: where the time before the session went
     row["phases"] = {name: round(stamp - launched, 2) for name, stamp in phases.items() if stamp}
     print(f"done        {label}: {seconds:.1f} s, exit {code}", flush=True)  # a run cut off still says this much
@@ -136,6 +144,29 @@ def summarize(data: dict) -> dict:
         "ended": {name: t.get("ended") for name, t in tests.items()},
         "budget": {k: (data.get("budget") or {}).get(k) for k in ("seconds", "extended", "deadlines")},
     }
+
+
+COMPILES_KEPT = 40
+
+
+def compiled(folder: Path, launched: float) -> list:
+    """The Triton compiles (cache misses) of a check's processes, in the order they ended: which process (worker,
+    helper), which kernel and specialization, how long, and when it ended, in seconds after the command's
+    launch. On a GPU a check is compile-bound: this says which compile made a verdict overrun its share (an H100
+    check's correctness example compiled twice at a shape already run, stop 54, with nothing to say which
+    kernel). Empty on the CPU tier (the interpreter compiles nothing) and with Triton < 3.4 (no listener)."""
+    lines = []
+    for log in sorted(folder.glob("*.jsonl")):
+        for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue  # a line cut by a killed process
+            if not line.get("hit"):
+                lines.append({"at": round(line.get("end", launched) - launched, 2), "role": line.get("role"),
+                              "pid": line.get("pid"), "kernel": line.get("kernel"), "seconds": line.get("seconds"),
+                              "specialization": str(line.get("specialization", ""))[:160]})
+    return sorted(lines, key=lambda line: line["at"])[:COMPILES_KEPT]
 
 
 def outside_session(phases: dict, launched: float, ended: float) -> dict:

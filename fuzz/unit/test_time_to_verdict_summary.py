@@ -21,3 +21,21 @@ def test_the_steady_state_estimate_is_jobs_over_the_mean_check():
     rows = [{"seconds": 10.0}, {"seconds": 20.0}, {"seconds": 15.0}]
     assert time_to_verdict.steady_rate(rows, 8) == 8 * 60 / 15.0
     assert time_to_verdict.steady_rate([], 8) == 0.0
+
+
+def test_a_checks_compiles_are_listed_in_the_order_they_ended_cache_hits_left_out(tmp_path):
+    import json
+
+    lines = {"101.jsonl": [{"pid": 101, "role": "worker", "kernel": "_quant", "end": 1005.5, "seconds": 0.8,
+                            "hit": False, "specialization": "{'M': 32}"},
+                           {"pid": 101, "role": "worker", "kernel": "_quant", "end": 1006.0, "seconds": 0.0,
+                            "hit": True, "specialization": "{'M': 32}"}],
+             "102.jsonl": [{"pid": 102, "role": "helper", "kernel": "_gemm", "end": 1002.25, "seconds": 1.1,
+                            "hit": False, "specialization": "x" * 500}]}
+    for name, entries in lines.items():
+        (tmp_path / name).write_text("".join(json.dumps(e) + "\n" for e in entries) + '{"cut by a kill')
+    listed = time_to_verdict.compiled(tmp_path, launched=1000.0)
+    assert [(c["at"], c["role"], c["kernel"], c["seconds"]) for c in listed] == [(2.25, "helper", "_gemm", 1.1),
+                                                                               (5.5, "worker", "_quant", 0.8)]
+    assert len(listed[0]["specialization"]) == 160
+    assert time_to_verdict.compiled(tmp_path / "absent", launched=1000.0) == []
