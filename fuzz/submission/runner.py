@@ -487,8 +487,7 @@ class SubmissionRunner:
         # verdict -> seconds its last examples spent here outside their programs (judging, Hypothesis): the plugin
         # adds them, and the gate counts them too, since a program's verdict is not in before they are spent
         self.judging: dict = {}
-        self.hip_builds_seen: list = []  # every HIP/CUDA build a program recorded (_note_hip_builds)
-        self.hip_builds_keys: set = set()
+        self.hip_builds_seen: list = []  # every HIP/CUDA build a program recorded, once each (_note_hip_builds)
         # (M, N, K) of every case a good program built: on a compiled tier their kernels are compiled
         self.shapes_run: set = set()
         self.layouts_run: set = set()  # (M, N, K, layout) of every good program (steering.layout_key)
@@ -709,13 +708,11 @@ class SubmissionRunner:
         """Keep each HIP/CUDA build any program of this check recorded (its reload included), once: a file that
         builds only where its library is missing (``if not os.path.exists(so): hipcc ...``) builds in the first
         program of one worker, and ``builds_gfx950``'s own probe may run elsewhere."""
-        for record in records:
-            for build in record.get("hip_builds", []):
-                key = json.dumps([build.get(k) for k in ("api", "name", "sources", "options", "command")],
-                                 sort_keys=True)
-                if key not in self.hip_builds_keys:
-                    self.hip_builds_keys.add(key)
-                    self.hip_builds_seen.append(build)
+        builds = [build for record in records for build in record.get("hip_builds", [])]
+        if builds:  # only a file that builds HIP pays hip_builds' import (torch)
+            from fuzz.submission.hip_builds import distinct
+
+            self.hip_builds_seen = distinct(self.hip_builds_seen + builds)
 
     def estimate(self) -> float:
         """Seconds the current verdict's next program and the judging of its answer are expected to take: the

@@ -203,7 +203,7 @@ def test_a_build_another_program_recorded_is_judged_though_the_probe_saw_none(tm
 
     attempt = {"api": "load_inline", "name": "x", "where": "f.py:3", "command": [], "options": {},
                "sources": {"x.cu": KERNEL_CU}}
-    runner = SimpleNamespace(path=str(tmp_path / "f.py"), hip_builds_seen=[], hip_builds_keys=set())
+    runner = SimpleNamespace(path=str(tmp_path / "f.py"), hip_builds_seen=[])
     for _ in range(2):
         SubmissionRunner._note_hip_builds(runner, [{"hip_builds": [dict(attempt)]}, {"out": "y"}])
     assert runner.hip_builds_seen == [attempt]
