@@ -229,10 +229,6 @@ class SubmissionSession:
         budgeted = "official" if test in PREDICTION_TESTS else test
         self.runner.deadline = self.budget.begin(budgeted)
         self.runner.kill_at = self.budget.kill_at.get(budgeted)
-        # a verdict's first example may run past its share while the budget has room (runner._budget_gate); a
-        # further search is not a verdict of its own, and the runner's prediction has a window of its own
-        first_allowed = self.budget.on and budgeted not in ("loads", "official") and test not in FURTHER_SEARCHES
-        self.runner.first_program_until = self.budget.end if first_allowed else None
 
     def check(self, check, *args, masked=frozenset()) -> None:
         """``settle(check(context, *args))`` (a failure of a ``masked`` class counts as explored, not

@@ -27,7 +27,7 @@ from pathlib import Path
 from fuzz.host import profiling
 from fuzz.submission import compile_ahead, zygote
 from fuzz.submission.answers import SPECULATED_OUTPUT, device_faulted
-from fuzz.submission.budget import GRACE, MIN_GRACE, NEW_SHAPE_SECONDS, PREDICTION_VERDICTS, RESERVE, BudgetExhausted
+from fuzz.submission.budget import NEW_SHAPE_SECONDS, PREDICTION_VERDICTS, BudgetExhausted
 from fuzz.submission.patience import Patience
 from fuzz.submission.steering import ShapeEvidence, layout_key, shape_key
 
@@ -481,10 +481,6 @@ class SubmissionRunner:
         # the results seen (Hypothesis replays a shrunk failing example once more) or not started at all.
         self.deadline: float | None = None  # no program starts that would end past it
         self.kill_at: float | None = None  # a program still running then is ended
-        # The budget's end while the current verdict may start its first program past its own deadline (the plugin
-        # sets it; None: no such allowance). See _budget_gate.
-        self.first_program_until: float | None = None
-        self._first_kill_at: float | None = None  # when that first program, started past the deadline, is ended
         self.verdict = ""
         self.seen: OrderedDict = OrderedDict()  # program -> its ok RunResult, while a budget is on (LRU)
         self.durations: dict = {}  # verdict -> seconds of its last good programs (the next one's estimate)
@@ -741,43 +737,20 @@ class SubmissionRunner:
     def _budget_gate(self, key: str, steps: list) -> RunResult | None:
         """A result already seen for this program once the deadline is near, else None to run it; raises
         BudgetExhausted when it would not end in time. On a compiled tier a program at a shape nothing ran
-        yet is estimated at no less than NEW_SHAPE_SECONDS (its kernels compile first).
-
-        A verdict's first program may start past the verdict's deadline when it ends before the budget's
-        (``first_program_until``), unless it must compile a new shape first: shares smaller than one example
-        left most verdicts NOT RUN and handed the time on to the last one (on the H100 host raghu-dev-pixel's
-        uninitialised ran 19 examples while 9 verdicts before it ran none, stop 55). In test order, each
-        verdict then gets one example while the budget has room for it, and an expensive one (a new shape to
-        compile) does not take the room of several cheap ones."""
-        self._first_kill_at = None
+        yet is estimated at no less than NEW_SHAPE_SECONDS (its kernels compile first)."""
         if self.deadline is None:
             return None
         now = time.perf_counter()
         estimate = self.estimate()
-        new_shape = self.compiles and self.verdict not in PREDICTION_VERDICTS and bool(self.new_shapes(steps))
-        if new_shape:
+        if self.compiles and self.verdict not in PREDICTION_VERDICTS and self.new_shapes(steps):
             estimate = max(estimate, NEW_SHAPE_SECONDS)  # the runner's own programs are never held back by a guess
         if now + estimate <= self.deadline:
-            return None
-        first = (self.first_program_until is not None and not new_shape
-                 and not self.profile.get(self.verdict, {}).get("programs"))
-        if first and now + estimate <= self.first_program_until - RESERVE:
-            # ended like any program past its estimate by the grace (on a GPU only at the budget's end)
-            if self.kill_at is not None:
-                overrun = now + estimate + max(MIN_GRACE, GRACE * estimate)
-                self._first_kill_at = max(self.kill_at, min(self.first_program_until, overrun))
             return None
         if key in self.seen:
             self.seen.move_to_end(key)
             return self.seen[key]
         raise BudgetExhausted(self.verdict, "the time budget ran out" if now >= self.deadline else
                               f"the next program (about {estimate:.1f} s) would end past the time budget")
-
-    def _program_kill_at(self) -> float | None:
-        """When the program starting now is ended by the budget (None: only by its timeouts)."""
-        if self.deadline is None:
-            return None
-        return self._first_kill_at if self._first_kill_at is not None else self.kill_at
 
     def run(self, steps: list, timeout: float | None = None, _retried: bool = False) -> RunResult:
         """Run ``steps`` on a freshly executed submission module (a leading reload is added). A program
@@ -808,7 +781,7 @@ class SubmissionRunner:
             os.makedirs(out_dir)
             answer = self.worker.request({"op": "run", "steps": [{"do": "reload"}, *steps], "out_dir": out_dir,
                                           **program_options(timeout)},
-                                         timeout, hard_cap, self._program_kill_at())
+                                         timeout, hard_cap, self.kill_at if self.deadline is not None else None)
             waited = self.worker.sent
         self._profile(wall=time.perf_counter() - waited, died=isinstance(answer, RunResult))
         if isinstance(answer, RunResult) and answer.kind == "budget":

@@ -303,60 +303,6 @@ def test_a_programs_estimate_counts_the_judging_and_a_first_program_takes_the_ot
         runner.close()
 
 
-def test_a_verdicts_first_program_may_run_past_its_share_while_the_budget_has_room(tmp_path):
-    import time
-
-    from fuzz.submission.budget import NEW_SHAPE_SECONDS, BudgetExhausted
-    from fuzz.submission.program import Program
-    from fuzz.submission.runner import SubmissionRunner
-
-    runner = SubmissionRunner(EXAMPLES / "correct_reference_style.py")
-    try:
-        runner.verdict = "aliasing"
-        runner.durations, runner.judging = {"contract": [0.5]}, {"contract": [0.3]}  # an example costs about 0.8 s
-        program = Program.single_call(Case(16, 3072, 1536))
-        now = time.perf_counter()
-        runner.deadline, runner.kill_at = now + 0.2, now + 1.2  # a share smaller than one example (the CPU tier)
-        with pytest.raises(BudgetExhausted):  # no allowance: the share decides
-            runner._budget_gate("p", program.steps)
-        runner.first_program_until = now + 0.8 + RESERVE - 0.1  # the budget ends too soon for it
-        with pytest.raises(BudgetExhausted):
-            runner._budget_gate("p", program.steps)
-        runner.first_program_until = now + 5.0
-        assert runner._budget_gate("p", program.steps) is None
-        # ended by the grace past its own estimate, not at the share's kill time, never past the budget's end
-        assert now + 0.8 + 1.0 <= runner._program_kill_at() <= now + 5.0
-        runner.profile["aliasing"] = {"programs": 1}  # its first program ran: the share decides again
-        with pytest.raises(BudgetExhausted):
-            runner._budget_gate("p", program.steps)
-        runner.profile.clear()
-        runner.device, runner.triton_launches, runner.shapes_run = "cuda", 1, {(8, 256, 256)}
-        with pytest.raises(BudgetExhausted, match=f"about {NEW_SHAPE_SECONDS:.1f} s"):  # a new shape to compile
-            runner._budget_gate("p", program.steps)
-        runner.shapes_run.add((16, 3072, 1536))
-        runner.kill_at = runner.first_program_until  # a GPU: programs end only at the budget's end
-        assert runner._budget_gate("p", program.steps) is None and runner._program_kill_at() == runner.kill_at
-    finally:
-        runner.close()
-
-
-def test_the_session_allows_a_first_program_past_the_share_to_fuzzed_verdicts_only():
-    from fuzz.submission.plugin import SubmissionSession
-
-    class Runner:
-        verdict, deadline, kill_at, first_program_until, profile, path = "", None, None, None, {}, "f.py"
-
-    budget = Budget(12.0, ["official", "contract", "correctness", "correctness_past_known_bugs"], start=0.0,
-                    tier="nvidia")
-    session = SubmissionSession("f.py", Runner(), "nvidia", budget)
-    allowed = {}
-    for test in ("official", "mode_benchmark", "contract", "correctness", "correctness_past_known_bugs"):
-        session.begin(test)
-        allowed[test] = session.runner.first_program_until
-    assert allowed == {"official": None, "mode_benchmark": None, "contract": budget.end, "correctness": budget.end,
-                       "correctness_past_known_bugs": None}
-
-
 def test_the_session_tells_the_runner_what_an_example_spent_outside_its_programs():
     from fuzz.submission.checks import Outcome
     from fuzz.submission.plugin import SubmissionSession
