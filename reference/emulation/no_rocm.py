@@ -208,12 +208,13 @@ def _shared_build(argv: list, cwd: str) -> dict | None:
     return {"sources": sources, "output": where(argv[i + 1]), "defines": defines, "includes": includes} if sources else None
 
 
-def _build_on_cpu_model(parts: dict) -> str:
-    """Builds the command with the CPU model; "built", or raises HipNotModelled saying why not."""
+def _build_on_cpu_model(parts: dict, texts: list) -> str:
+    """Builds the command (``texts``: its sources' contents) with the CPU model; "built", or raises HipNotModelled
+    saying why not."""
     from reference.emulation.hip_cpu import build
 
     try:
-        build.compile_shared([_read(p) for p in parts["sources"]], parts["output"], parts["defines"], parts["includes"])
+        build.compile_shared(texts, parts["output"], parts["defines"], parts["includes"])
     except build.NotModelled as error:
         raise HipNotModelled(2, f"not runnable on the CPU tier: {error}", parts["sources"][0]) from None
     except build.BuildError as error:
@@ -252,10 +253,11 @@ def _build_scope() -> str:
     return _state["scope"]
 
 
-def _remember_output(parts: dict, attempt: "Attempt") -> None:
-    """Record the model's build of ``parts`` at the file's own output path (see _replay_earlier_build)."""
+def _remember_output(parts: dict, texts: list, attempt: "Attempt") -> None:
+    """Record the model's build of ``parts`` from ``texts`` at the file's own output path (see
+    _replay_earlier_build)."""
     entry = {"output": parts["output"], "sha256": _file_digest(parts["output"]), "scope": _build_scope(),
-             "sources": [_read(p) for p in parts["sources"]], "defines": parts["defines"],
+             "sources": texts, "defines": parts["defines"],
              "includes": parts["includes"], "attempt": attempt.to_json()}
     _write_record(_output_record(parts["output"]), entry)
 
@@ -795,14 +797,15 @@ def install(cuda_builds: bool = False) -> bool:
                 raise FileNotFoundError(2, f"No such file or directory (no ROCm on this machine: {_state['tier']})",
                                         os.path.basename(argv[0]))
             start = time.perf_counter()
+            texts = [_read(p) for p in parts["sources"]]  # read once: the build and its record hold the same text
             try:
-                attempt.cpu_model = _build_on_cpu_model(parts)
+                attempt.cpu_model = _build_on_cpu_model(parts, texts)
             except HipNotModelled as error:
                 attempt.cpu_model = attempt.not_run = error.strerror
                 raise
             finally:
                 attempt.seconds = time.perf_counter() - start
-            _remember_output(parts, attempt)
+            _remember_output(parts, texts, attempt)
             # built: the command "succeeds" (a no-op process), and the file loads the library it asked for
             noop = [sys.executable, "-c", ""]
             args = subprocess.list2cmdline(noop) if kwargs.get("shell") else noop
